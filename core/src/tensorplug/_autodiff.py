@@ -1,0 +1,383 @@
+"""Tape autodiff: grad, grads, value_and_grad(s), variable_grads, custom_grad, stop_gradient.
+
+A gradient scope starts a tape (or joins the one already recording in this
+thread: nested scopes share it, which is what makes higher-order gradients
+work), watches its inputs, and runs ``f``. ``run_kernel`` appends a record
+for every kernel that touched a watched tensor and marks its outputs as
+watched. The backward pass prunes the records to the path from the inputs
+to the output, then walks it in reverse, calling each kernel's gradient.
+Gradients are written with ops, so while an outer scope is still recording,
+the backward pass is recorded too.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+from tensorplug._dtypes import is_floating
+from tensorplug._errors import GradientError
+from tensorplug._registry import GradientSpec, gradient_registry, resolve
+from tensorplug._state import Record, Tape, no_grad, state
+from tensorplug._tensor import Tensor, Variable, describe, live_variables
+from tensorplug.ops import add, ones_like, zeros_like
+
+__all__ = [
+    "grad",
+    "grads",
+    "value_and_grad",
+    "value_and_grads",
+    "variable_grads",
+    "custom_grad",
+    "no_grad",
+    "stop_gradient",
+    "VariableGrads",
+]
+
+
+class _Scope:
+    """Record the kernels run inside it on this thread's tape, watching ``xs``."""
+
+    __slots__ = ("tape", "_saved")
+
+    def __init__(self, xs: Sequence[Tensor]) -> None:
+        self._saved = state.tape
+        self.tape = self._saved if self._saved is not None else Tape()
+        for x in xs:
+            x._tape = self.tape.token
+
+    def __enter__(self) -> _Scope:
+        state.tape = self.tape
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        state.tape = self._saved
+
+
+def _flat_inputs(record: Record) -> list[tuple[str, int, Tensor]]:
+    """(input name, position within a list input or -1, tensor) for every input tensor of a record."""
+    flat = []
+    for name, value in record.inputs.items():
+        if isinstance(value, Tensor):
+            flat.append((name, -1, value))
+        else:
+            flat.extend((name, i, u) for i, u in enumerate(value))
+    return flat
+
+
+def _path(records: list[Record], xs: Sequence[Tensor], y: Tensor) -> list[Record]:
+    """The records on a path from any of ``xs`` to ``y``, in reverse (backward) order."""
+    reachable = {id(x) for x in xs}
+    forward = []
+    for record in records:
+        if any(id(t) in reachable for _, _, t in _flat_inputs(record)):
+            forward.append(record)
+            reachable.update(id(o) for o in record.outputs)
+    needed = {id(y)}
+    path = []
+    for record in reversed(forward):
+        if any(id(o) in needed for o in record.outputs):
+            path.append(record)
+            needed.update(id(t) for _, _, t in _flat_inputs(record) if id(t) in reachable)
+    return path
+
+
+def _gradient_spec(record: Record) -> GradientSpec:
+    spec = record.grad if record.grad is not None else gradient_registry.get(record.kernel_name)
+    if spec is None:
+        raise GradientError(
+            f"no gradient is registered for kernel {record.kernel_name!r}, which lies between the inputs "
+            f"and the output (inputs: {_describe_inputs(record)}); register one with "
+            f"tp.register_gradient({record.kernel_name!r}, ...) or wrap the computation in tp.custom_grad"
+        )
+    if spec.grad is None:
+        raise GradientError(
+            f"kernel {record.kernel_name!r} is not differentiable (declared by {spec.source}), but it lies "
+            f"between the inputs and the output (inputs: {_describe_inputs(record)}); use tp.stop_gradient "
+            "on its input if no gradient should flow there"
+        )
+    return spec
+
+
+def _describe_inputs(record: Record) -> str:
+    return ", ".join(f"{name}{'' if i < 0 else f'[{i}]'}={describe(t)}" for name, i, t in _flat_inputs(record))
+
+
+def _call_gradient(record: Record, dys: list[Tensor]) -> list[Any]:
+    """Call the record's gradient and return one entry per input name, in input order."""
+    spec = _gradient_spec(record)
+    fn = resolve(spec.grad, f"gradient of {record.kernel_name!r}")
+    saved = tuple(record.inputs[n] for n in spec.inputs_to_save) + tuple(
+        record.outputs[i] for i in spec.outputs_to_save
+    )
+    dy: Any = dys[0] if len(record.outputs) == 1 else dys
+    result = fn(dy, saved, record.attrs)
+    names = list(record.inputs)
+    if isinstance(result, dict):
+        unknown = set(result) - set(names)
+        if unknown:
+            raise GradientError(
+                f"the gradient of kernel {record.kernel_name!r} (from {spec.source}) returned entries for "
+                f"{sorted(unknown)}, which are not inputs of the kernel (inputs: {names})"
+            )
+        return [result.get(n) for n in names]
+    if isinstance(result, Tensor) or result is None:
+        result = (result,)
+    result = list(result)
+    if len(result) != len(names):
+        raise GradientError(
+            f"the gradient of kernel {record.kernel_name!r} (from {spec.source}) returned {len(result)} "
+            f"entries for {len(names)} inputs ({names}); return one per input, None for no gradient"
+        )
+    return result
+
+
+def _backprop(records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: Tensor) -> list[Tensor | None]:
+    """Gradients of ``y`` (seeded with ``dy``) with respect to each of ``xs``; None where unconnected."""
+    grads: dict[int, Tensor] = {id(y): dy}
+    for record in _path(records, xs, y):
+        dys = [grads.get(id(o)) for o in record.outputs]
+        if all(d is None for d in dys):
+            continue
+        dys = [d if d is not None else zeros_like(o) for d, o in zip(dys, record.outputs, strict=True)]
+        results = _call_gradient(record, dys)
+        for (name, value), g in zip(record.inputs.items(), results, strict=True):
+            if isinstance(value, Tensor):
+                _accumulate(grads, record, name, value, g)
+            elif g is not None:
+                if not isinstance(g, list | tuple) or len(g) != len(value):
+                    raise GradientError(
+                        f"the gradient of kernel {record.kernel_name!r} for list input {name!r} must be a list "
+                        f"of {len(value)} entries, got {type(g).__name__}"
+                    )
+                for i, (u, gu) in enumerate(zip(value, g, strict=True)):
+                    _accumulate(grads, record, f"{name}[{i}]", u, gu)
+    return [grads.get(id(x)) for x in xs]
+
+
+def _accumulate(grads: dict[int, Tensor], record: Record, name: str, x: Tensor, g: Any) -> None:
+    if g is None or not is_floating(x.dtype):
+        return
+    if not isinstance(g, Tensor):
+        raise GradientError(
+            f"the gradient of kernel {record.kernel_name!r} for input {name!r} is a {type(g).__name__}, "
+            "not a Tensor or None"
+        )
+    if g.shape != x.shape or g.dtype != x.dtype:
+        raise GradientError(
+            f"the gradient of kernel {record.kernel_name!r} for input {name!r} is {describe(g)}, "
+            f"but the input is {describe(x)}; a gradient must match its input's shape and dtype"
+        )
+    previous = grads.get(id(x))
+    grads[id(x)] = g if previous is None else add(previous, g)
+
+
+def _seed(y: Any, dy: Any, fname: str) -> tuple[Tensor, Tensor]:
+    if not isinstance(y, Tensor):
+        raise GradientError(f"{fname}: f must return a Tensor, got {type(y).__name__}")
+    if not is_floating(y.dtype):
+        raise GradientError(f"{fname}: f returned {describe(y)}; only float outputs can be differentiated")
+    if dy is None:
+        return y, ones_like(y)
+    if not isinstance(dy, Tensor):
+        from tensorplug.ops import tensor
+
+        dy = tensor(dy, y.dtype)
+    if dy.shape != y.shape:
+        raise GradientError(f"{fname}: dy is {describe(dy)} but f's output is {describe(y)}; their shapes must match")
+    return y, dy
+
+
+def _check_xs(xs: Sequence[Any], fname: str) -> list[Tensor]:
+    checked = []
+    for i, x in enumerate(xs):
+        if not isinstance(x, Tensor):
+            raise GradientError(f"{fname}: argument {i} is a {type(x).__name__}; pass Tensors (tp.tensor(...))")
+        if not is_floating(x.dtype):
+            raise GradientError(f"{fname}: argument {i} is {describe(x)}; only float tensors can be differentiated")
+        checked.append(x)
+    return checked
+
+
+def _gradients(
+    f: Callable[..., Any], xs: list[Tensor], dy: Any, fname: str, allow_unconnected: bool = False
+) -> tuple[Tensor, list[Tensor | None]]:
+    scope = _Scope(xs)
+    with scope:
+        y = f(*xs)
+    y, seed = _seed(y, dy, fname)
+    result = _backprop(scope.tape.records, xs, y, seed)
+    if not allow_unconnected:
+        for i, g in enumerate(result):
+            if g is None:
+                raise GradientError(
+                    f"{fname}: cannot compute the gradient of y=f(x) with respect to argument {i} "
+                    f"({describe(xs[i])}): no recorded kernel connects it to y. Make sure f computes y from "
+                    "its arguments with tensorplug ops (not through numpy or Python floats)."
+                )
+    return y, result
+
+
+# -- public API ---------------------------------------------------------------
+
+
+def grad(f: Callable[[Tensor], Tensor]) -> Callable[..., Tensor]:
+    """Return a function computing df/dx for a function of one tensor, as ``tf.grad``.
+
+    The returned function takes ``(x, dy=None)``; ``dy`` weights the output
+    (ones by default), so the result is the vector-Jacobian product.
+
+    >>> import tensorplug as tp
+    >>> tp.grad(lambda x: x * x)(tp.tensor(3.0)).item()
+    6.0
+    """
+
+    @functools.wraps(f)
+    def df(x: Tensor, dy: Any = None) -> Tensor:
+        _, (g,) = _gradients(f, _check_xs([x], "grad"), dy, "grad")
+        assert g is not None
+        return g
+
+    return df
+
+
+def grads(f: Callable[..., Tensor]) -> Callable[..., list[Tensor]]:
+    """Return a function computing the gradients of f with respect to each of its arguments.
+
+    The returned function takes ``(args, dy=None)`` with ``args`` a list of tensors.
+
+    >>> import tensorplug as tp
+    >>> [g.item() for g in tp.grads(lambda a, b: a * b)([tp.tensor(2.0), tp.tensor(5.0)])]
+    [5.0, 2.0]
+    """
+
+    @functools.wraps(f)
+    def df(args: Sequence[Tensor], dy: Any = None) -> list[Tensor]:
+        _, result = _gradients(f, _check_xs(list(args), "grads"), dy, "grads")
+        return result  # type: ignore[return-value]
+
+    return df
+
+
+def value_and_grad(f: Callable[[Tensor], Tensor]) -> Callable[..., tuple[Tensor, Tensor]]:
+    """Like :func:`grad`, but the returned function gives ``(f(x), df/dx)``."""
+
+    @functools.wraps(f)
+    def df(x: Tensor, dy: Any = None) -> tuple[Tensor, Tensor]:
+        y, (g,) = _gradients(f, _check_xs([x], "value_and_grad"), dy, "value_and_grad")
+        assert g is not None
+        return y, g
+
+    return df
+
+
+def value_and_grads(f: Callable[..., Tensor]) -> Callable[..., tuple[Tensor, list[Tensor]]]:
+    """Like :func:`grads`, but the returned function gives ``(f(*args), [gradients])``."""
+
+    @functools.wraps(f)
+    def df(args: Sequence[Tensor], dy: Any = None) -> tuple[Tensor, list[Tensor]]:
+        y, result = _gradients(f, _check_xs(list(args), "value_and_grads"), dy, "value_and_grads")
+        return y, result  # type: ignore[return-value]
+
+    return df
+
+
+class VariableGrads(NamedTuple):
+    """The result of :func:`variable_grads`: the value of f and a gradient per variable name."""
+
+    value: Tensor
+    grads: dict[str, Tensor]
+
+
+def variable_grads(f: Callable[[], Tensor], var_list: Sequence[Variable] | None = None) -> VariableGrads:
+    """Gradients of the scalar ``f()`` with respect to variables (every trainable one by default).
+
+    Variables that ``f`` does not use get no entry, as in TensorFlow.js.
+
+    >>> import tensorplug as tp
+    >>> w = tp.variable(2.0, name="w_doc")
+    >>> value, g = tp.variable_grads(lambda: w * w, [w])
+    >>> g["w_doc"].item()
+    4.0
+    """
+    if var_list is None:
+        variables = [v for v in live_variables() if v.trainable and is_floating(v.dtype)]
+    else:
+        variables = list(var_list)
+        for v in variables:
+            if not isinstance(v, Variable):
+                raise GradientError(f"variable_grads: var_list holds a {type(v).__name__}, not a Variable")
+    names = [v.name for v in variables]
+    if len(set(names)) != len(names):
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        raise GradientError(f"variable_grads: several variables are named {dupes}; give them distinct names")
+    _check_xs(variables, "variable_grads")
+    y, result = _gradients(lambda *_: f(), variables, None, "variable_grads", allow_unconnected=True)
+    if y.size != 1:
+        raise GradientError(f"variable_grads: f must return a scalar, got {describe(y)}")
+    return VariableGrads(y, {v.name: g for v, g in zip(variables, result, strict=True) if g is not None})
+
+
+def stop_gradient(x: Tensor) -> Tensor:
+    """The same values, seen by autodiff as a constant (no gradient flows through it)."""
+    from tensorplug.ops import tensor
+
+    return tensor(x)
+
+
+def custom_grad(f: Callable[..., tuple[Any, Callable[[Any], Any]]]) -> Callable[..., Any]:
+    """Wrap ``f`` so that autodiff uses the gradient it returns instead of differentiating its ops.
+
+    ``f(*inputs)`` returns ``(value, grad_fn)``; ``grad_fn(dy)`` returns the
+    gradient for each input (a Tensor for a single input, else a sequence).
+    Tensors that ``grad_fn`` needs are simply captured by the closure.
+
+    >>> import tensorplug as tp
+    >>> @tp.custom_grad
+    ... def halve_gradient(x):
+    ...     return tp.identity(x), lambda dy: dy * 0.5
+    >>> tp.grad(halve_gradient)(tp.tensor(3.0)).item()
+    0.5
+    """
+    name = getattr(f, "__name__", "custom_grad")
+
+    @functools.wraps(f)
+    def wrapped(*inputs: Tensor) -> Any:
+        for i, x in enumerate(inputs):
+            if not isinstance(x, Tensor):
+                raise GradientError(f"custom_grad({name}): input {i} is a {type(x).__name__}, not a Tensor")
+        out = f(*inputs)
+        if not (isinstance(out, tuple) and len(out) == 2 and callable(out[1])):
+            raise GradientError(f"custom_grad({name}): f must return (value, grad_fn), got {type(out).__name__}")
+        value, grad_fn = out
+        values = [value] if isinstance(value, Tensor) else list(value)
+        if not values or not all(isinstance(v, Tensor) for v in values):
+            raise GradientError(f"custom_grad({name}): value must be a Tensor or a sequence of Tensors")
+        tape = state.tape
+        if tape is None or not any(x._tape is tape.token for x in inputs):
+            return value
+        outputs = tuple(_alias(v, tape.token) for v in values)
+
+        def adapter(dy: Any, saved: tuple[Any, ...], attrs: dict[str, Any]) -> Any:
+            result = grad_fn(dy)
+            return (result,) if isinstance(result, Tensor) or result is None else tuple(result)
+
+        spec = GradientSpec(f"custom_grad({name})", adapter, source="custom_grad")
+        inputs_map = {f"input{i}": x for i, x in enumerate(inputs)}
+        tape.records.append(Record(spec.kernel_name, inputs_map, {}, outputs, spec))
+        if isinstance(value, Tensor):
+            return outputs[0]
+        return outputs if isinstance(value, tuple) else list(outputs)
+
+    return wrapped
+
+
+def _alias(t: Tensor, token: object) -> Tensor:
+    """A new Tensor over the same storage, produced by the custom record."""
+    a = object.__new__(Tensor)
+    a._data = t._data
+    a._backend = t._backend
+    a._tape = token
+    a._dtype = t._dtype
+    return a

@@ -1,0 +1,52 @@
+"""The Backend base class: what a backend owns besides its kernels.
+
+A backend owns the raw storage of its tensors: making it from host (numpy)
+data, reading it back, naming its dtype, and moving data in from another
+backend. Kernels are registered separately, per (kernel name, backend name).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+class Backend:
+    """Base class for backends; subclass it and override the storage methods.
+
+    >>> class MyBackend(Backend):
+    ...     name = "mine"
+    ...     def from_host(self, array): return array.copy()
+    ...     def to_host(self, raw): return np.asarray(raw)
+    ...     def dtype_of(self, raw): return raw.dtype.name
+    """
+
+    name: str = "unnamed"
+    device: str = "cpu"
+
+    def from_host(self, array: np.ndarray) -> Any:
+        """Make raw storage holding a copy of ``array`` (already of a supported dtype)."""
+        raise NotImplementedError
+
+    def to_host(self, raw: Any) -> np.ndarray:
+        """Return ``raw`` as a numpy array (a view where possible; callers never write to it)."""
+        raise NotImplementedError
+
+    def dtype_of(self, raw: Any) -> str:
+        """The tensorplug dtype name of ``raw``."""
+        raise NotImplementedError
+
+    def shape_of(self, raw: Any) -> tuple[int, ...]:
+        """The shape of ``raw`` as a tuple of ints."""
+        return tuple(raw.shape)
+
+    def move_from(self, raw: Any, source: Backend) -> Any:
+        """Make raw storage on this backend from ``raw`` living on ``source`` (a copy via host by default)."""
+        return self.from_host(source.to_host(raw))
+
+    def dispose(self) -> None:
+        """Release what the backend holds; called when it is removed."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r} on {self.device}>"

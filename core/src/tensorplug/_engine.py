@@ -1,0 +1,352 @@
+"""The engine: backend registry and selection, and ``run_kernel``, the one dispatch path.
+
+``run_kernel`` is the hot path of the whole library: keep it flat. It looks
+the kernel up in the active backend's dispatch table (a plain dict rebuilt
+lazily from the kernel registry), unwraps inputs to raw storage (moving
+tensors that live on another backend), calls the kernel, wraps the outputs,
+and records the call on the tape when a watched tensor took part.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any
+
+from tensorplug._backend import Backend
+from tensorplug._errors import (
+    BackendError,
+    KernelError,
+    KernelNotFoundError,
+    NoBackendError,
+    RegistrationError,
+    TensorplugError,
+    warn,
+)
+from tensorplug._registry import (
+    RUNTIME,
+    BackendSpec,
+    KernelFunc,
+    KernelSpec,
+    kernel_registry,
+    resolve,
+)
+from tensorplug._state import Record, state
+from tensorplug._tensor import Tensor, describe
+
+_NO_ATTRS: dict[str, Any] = {}
+_NEVER = object()  # a token no tensor carries
+_new = object.__new__
+
+INSTALL_HINT = (
+    "install a backend, for example `pip install tensorplug-numpy` (CPU) "
+    "or `pip install tensorplug-torch` (PyTorch, CUDA when present)"
+)
+
+
+class Engine:
+    """Backends (declared, initialised, active) and the per-backend dispatch tables."""
+
+    def __init__(self) -> None:
+        self.specs: dict[str, BackendSpec] = {}
+        self.instances: dict[str, Backend] = {}
+        self.failures: dict[str, str] = {}
+        self.active: Backend | None = None
+        self.table: dict[str, KernelFunc] = {}
+        self.tables: dict[str, dict[str, KernelFunc]] = {}
+        self.lock = threading.RLock()
+        kernel_registry.on_change(self._kernel_changed)
+
+    # -- backends ---------------------------------------------------------
+
+    def add_backend(self, spec: BackendSpec, override: bool = False) -> None:
+        with self.lock:
+            old = self.specs.get(spec.name)
+            if old is not None and not override:
+                raise RegistrationError(
+                    f"register_backend({spec.name!r}): a backend of that name is already registered "
+                    f"by {old.source}; pass override=True to replace it"
+                )
+            if old is not None:
+                self.dispose(spec.name)
+            self.specs[spec.name] = spec
+            self.failures.pop(spec.name, None)
+
+    def remove_backend(self, name: str) -> BackendSpec:
+        with self.lock:
+            if name not in self.specs:
+                raise BackendError(f"remove_backend({name!r}): no such backend; registered: {self.names()}")
+            self.dispose(name)
+            return self.specs.pop(name)
+
+    def names(self) -> list[str]:
+        """Registered backend names, highest priority first."""
+        return [s.name for s in sorted(self.specs.values(), key=lambda s: (-s.priority, s.name))]
+
+    def initialize(self, name: str, options: Mapping[str, Any] | None = None) -> Backend:
+        """Return the backend instance, creating it (and running kernel setups) if needed."""
+        with self.lock:
+            backend = self.instances.get(name)
+            if backend is not None and not options:
+                return backend
+            spec = self.specs.get(name)
+            if spec is None:
+                hint = f"registered: {', '.join(self.names())}" if self.specs else INSTALL_HINT
+                raise BackendError(f"set_backend({name!r}): no backend of that name is registered ({hint})")
+            if backend is not None:
+                self.dispose(name)
+            try:
+                factory = resolve(spec.factory, f"backend {name!r}")
+                backend = factory(**(options or {}))
+            except Exception as exc:
+                self.failures[name] = f"{type(exc).__name__}: {exc}"
+                raise BackendError(
+                    f"backend {name!r} (from {spec.source}) failed to initialise: {type(exc).__name__}: {exc}"
+                ) from exc
+            if not isinstance(backend, Backend):
+                raise BackendError(
+                    f"backend {name!r} (from {spec.source}): its factory returned {type(backend).__name__}, "
+                    "not a tensorplug.Backend"
+                )
+            backend.name = name
+            for kspec in list(kernel_registry):
+                if kspec.backend_name == name and kspec.setup is not None:
+                    _call_kernel_hook(kspec, "setup", backend)
+            self.instances[name] = backend
+            self.failures.pop(name, None)
+            return backend
+
+    def dispose(self, name: str) -> None:
+        with self.lock:
+            backend = self.instances.pop(name, None)
+            if backend is None:
+                return
+            if self.active is backend:
+                self.active = None
+                self.table = {}
+            for kspec in list(kernel_registry):
+                if kspec.backend_name == name and kspec.dispose is not None:
+                    _call_kernel_hook(kspec, "dispose", backend)
+            self.tables.pop(name, None)
+            backend.dispose()
+
+    def activate(self, name: str, options: Mapping[str, Any] | None = None) -> Backend:
+        with self.lock:
+            backend = self.initialize(name, options)
+            self.table = self.tables.setdefault(name, {})
+            self.active = backend
+            return backend
+
+    def ensure_active(self) -> Backend:
+        """Initialise the default backend: the highest-priority one whose factory succeeds."""
+        with self.lock:
+            if self.active is not None:
+                return self.active
+            if not self.specs:
+                raise NoBackendError(f"No tensorplug backend is installed: {INSTALL_HINT}.")
+            errors = []
+            for name in self.names():
+                try:
+                    return self.activate(name)
+                except BackendError as exc:
+                    errors.append(str(exc))
+                    warn(f"{exc}; trying the next backend", stacklevel=4)
+            raise NoBackendError(
+                "No tensorplug backend could be initialised:\n  " + "\n  ".join(errors) + f"\nOtherwise {INSTALL_HINT}."
+            )
+
+    # -- kernels ----------------------------------------------------------
+
+    def _kernel_changed(self, key: Hashable) -> None:
+        assert isinstance(key, tuple)
+        backend_name = key[1]
+        with self.lock:
+            fresh: dict[str, KernelFunc] = {}
+            self.tables[backend_name] = fresh
+            if self.active is not None and self.active.name == backend_name:
+                self.table = fresh
+
+    def resolve_kernel(self, name: str, backend: Backend) -> KernelFunc:
+        """Slow path of dispatch: find the active kernel spec, import it if lazy, cache it."""
+        spec = kernel_registry.get((name, backend.name))
+        if spec is None:
+            raise KernelNotFoundError(missing_kernel_message(name, backend.name))
+        try:
+            fn = resolve(spec.kernel, f"kernel {name!r} for backend {backend.name!r} (from {spec.source})")
+        except TensorplugError:
+            raise
+        except Exception as exc:
+            raise KernelError(
+                f"kernel {name!r} for backend {backend.name!r} (from {spec.source}) could not be imported "
+                f"from {spec.kernel!r}: {type(exc).__name__}: {exc}"
+            ) from exc
+        with self.lock:
+            self.tables.setdefault(backend.name, {})[name] = fn
+        return fn
+
+    def move(self, t: Tensor, target: Backend) -> None:
+        """Move ``t``'s storage to ``target`` in place (as TensorFlow.js does on a backend switch)."""
+        t._data = target.move_from(t._data, t._backend)
+        t._backend = target
+
+
+def _call_kernel_hook(spec: KernelSpec, which: str, backend: Backend) -> None:
+    fn = getattr(spec, which)
+    try:
+        resolve(fn, f"{which} of kernel {spec.kernel_name!r}")(backend)
+    except Exception as exc:
+        raise BackendError(
+            f"{which} of kernel {spec.kernel_name!r} for backend {spec.backend_name!r} "
+            f"(from {spec.source}) failed: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def missing_kernel_message(name: str, backend_name: str) -> str:
+    having = [s for s in kernel_registry if s.kernel_name == name]
+    if having:
+        where = ", ".join(f"{s.backend_name} (from {s.source})" for s in having)
+        hint = f"Backends that have it: {where}; switch with tp.set_backend(...)"
+    else:
+        hint = "No backend has it"
+    return (
+        f"No kernel {name!r} is registered for backend {backend_name!r}. {hint}, "
+        f"or register one with tp.register_kernel({name!r}, {backend_name!r}, fn)."
+    )
+
+
+engine = Engine()
+
+
+def run_kernel(name: str, inputs: Mapping[str, Any], attrs: dict[str, Any] | None = None) -> Any:
+    """Run kernel ``name`` of the active backend on ``inputs`` (Tensors, or lists of them).
+
+    Returns a Tensor, or a list of Tensors for kernels with several outputs.
+
+    >>> import tensorplug as tp
+    >>> tp.run_kernel("Add", {"a": tp.tensor([1.0]), "b": tp.tensor([2.0])}).tolist()
+    [3.0]
+    """
+    backend = engine.active
+    if backend is None:
+        backend = engine.ensure_active()
+    fn = engine.table.get(name)
+    if fn is None:
+        fn = engine.resolve_kernel(name, backend)
+    if attrs is None:
+        attrs = _NO_ATTRS
+    tape = state.tape
+    token = _NEVER if tape is None else tape.token
+    watched = False
+    raw: dict[str, Any] = {}
+    for key, t in inputs.items():
+        if isinstance(t, Tensor):
+            if t._backend is not backend:
+                engine.move(t, backend)
+            raw[key] = t._data
+            if t._tape is token:
+                watched = True
+        elif isinstance(t, list | tuple):
+            items = []
+            for u in t:
+                if not isinstance(u, Tensor):
+                    raise _bad_input(name, backend, key, u)
+                if u._backend is not backend:
+                    engine.move(u, backend)
+                items.append(u._data)
+                if u._tape is token:
+                    watched = True
+            raw[key] = items
+        else:
+            raise _bad_input(name, backend, key, t)
+    try:
+        out = fn(raw, attrs, backend)
+    except TensorplugError:
+        raise
+    except Exception as exc:
+        raise KernelError(_failure_message(name, backend, inputs, attrs, exc)) from exc
+    mark = token if watched else None
+    if type(out) is tuple or type(out) is list:
+        outputs = []
+        for o in out:
+            t = _new(Tensor)
+            t._data = o
+            t._backend = backend
+            t._tape = mark
+            t._dtype = None
+            outputs.append(t)
+        if watched:
+            assert tape is not None
+            tape.records.append(Record(name, dict(inputs), attrs, tuple(outputs)))
+        return outputs
+    t = _new(Tensor)
+    t._data = out
+    t._backend = backend
+    t._tape = mark
+    t._dtype = None
+    if watched:
+        assert tape is not None
+        tape.records.append(Record(name, dict(inputs), attrs, (t,)))
+    return t
+
+
+def _bad_input(name: str, backend: Backend, key: str, value: object) -> TensorplugError:
+    from tensorplug._errors import DTypeError
+
+    return DTypeError(
+        f"run_kernel({name!r}) on backend {backend.name!r}: input {key!r} is a {type(value).__name__}, "
+        "not a Tensor (or a list of Tensors); convert it with tp.tensor(...) first"
+    )
+
+
+def _failure_message(name: str, backend: Backend, inputs: Mapping[str, Any], attrs: dict[str, Any], exc: Exception) -> str:
+    parts = []
+    for key, t in inputs.items():
+        if isinstance(t, list | tuple):
+            parts.append(f"{key}=[{', '.join(describe(u) for u in t)}]")
+        else:
+            parts.append(f"{key}={describe(t)}")
+    return (
+        f"kernel {name!r} on backend {backend.name!r} failed for inputs {', '.join(parts) or '(none)'} "
+        f"and attrs {attrs!r}: {type(exc).__name__}: {exc}"
+    )
+
+
+# -- public backend API ------------------------------------------------------
+
+
+def register_backend(
+    name: str, factory: Callable[..., Backend] | str, priority: int = 0, *, override: bool = False
+) -> None:
+    """Register a backend factory (a callable, or a lazy ``"module:attr"`` name) under ``name``.
+
+    The factory runs when the backend is first used. Among registered
+    backends the default is the highest-priority one whose factory succeeds.
+    """
+    engine.add_backend(BackendSpec(name, factory, priority, RUNTIME), override=override)
+
+
+def remove_backend(name: str) -> None:
+    """Dispose the backend (running its kernels' dispose hooks) and forget its registration."""
+    engine.remove_backend(name)
+
+
+def set_backend(name: str, **options: Any) -> None:
+    """Make ``name`` the active backend, initialising it with ``options`` if given."""
+    engine.activate(name, options)
+
+
+def get_backend() -> str:
+    """The name of the active backend (initialising the default backend if none is active yet)."""
+    return engine.ensure_active().name
+
+
+def backend(name: str | None = None) -> Backend:
+    """The Backend instance named ``name`` (the active one by default), initialising it if needed."""
+    if name is None:
+        return engine.ensure_active()
+    return engine.initialize(name)
+
+
+def list_backends() -> list[str]:
+    """Names of every registered backend, highest priority first (none is initialised)."""
+    return engine.names()

@@ -1,0 +1,58 @@
+"""The exception hierarchy: every error tensorplug raises derives from TensorplugError.
+
+Each class also subclasses the builtin a caller would expect (ValueError,
+TypeError, LookupError, RuntimeError), so ``except ValueError`` keeps working.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+
+class TensorplugError(Exception):
+    """Base class of every error raised by tensorplug."""
+
+
+class BackendError(TensorplugError, RuntimeError):
+    """A backend is missing, failed to initialise, or cannot do what was asked."""
+
+
+class NoBackendError(BackendError):
+    """No backend is installed or none could be initialised."""
+
+
+class KernelNotFoundError(TensorplugError, LookupError):
+    """No kernel is registered for (kernel name, active backend)."""
+
+
+class KernelError(TensorplugError, RuntimeError):
+    """A kernel raised; the message names the kernel, backend, shapes and dtypes."""
+
+
+class RegistrationError(TensorplugError, ValueError):
+    """A kernel, gradient or backend registration was refused."""
+
+
+class GradientError(TensorplugError, ValueError):
+    """A gradient could not be computed, or a gradient function broke its contract."""
+
+
+class ShapeError(TensorplugError, ValueError):
+    """Arguments of an op have incompatible shapes."""
+
+
+class DTypeError(TensorplugError, TypeError):
+    """Arguments of an op have unsupported or incompatible dtypes."""
+
+
+class PluginError(TensorplugError, RuntimeError):
+    """A plugin failed to load (raised in strict mode; a warning otherwise)."""
+
+
+class PluginWarning(UserWarning):
+    """A plugin failed to load, or two plugins registered the same key."""
+
+
+def warn(message: str, category: type[Warning] = PluginWarning, stacklevel: int = 3) -> None:
+    """Issue a tensorplug warning (one place, so tests can filter on it)."""
+    warnings.warn(message, category, stacklevel=stacklevel)

@@ -1,0 +1,233 @@
+"""Plugin discovery: entry points of the group ``tensorplug``, loaded when tensorplug is imported.
+
+Precedence (lowest first): the core's built-in plugin, then plugins sorted
+by distribution name and then entry-point name, then runtime calls such as
+``tp.register_kernel``. A later registration of the same key shadows the
+earlier one. A plugin that fails is rolled back, reported with a warning
+naming its distribution, and skipped; the others keep working.
+
+Environment (read before any plugin module is imported):
+
+- ``TENSORPLUG_DISABLE_PLUGIN_AUTOLOAD=1``: load no plugin.
+- ``TENSORPLUG_PLUGINS=a,b``: load only these (entry-point or distribution names).
+- ``TENSORPLUG_STRICT_PLUGINS=1``: a plugin that fails to load raises PluginError.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from types import ModuleType
+from typing import Any, Literal
+
+import pluggy
+
+from tensorplug import hookspecs
+from tensorplug._engine import engine
+from tensorplug._errors import PluginError, RegistrationError, warn
+from tensorplug._registry import (
+    LAYER_BUILTIN,
+    LAYER_PLUGIN,
+    BackendSpec,
+    GradientSpec,
+    KernelSpec,
+    LayeredRegistry,
+    gradient_registry,
+    kernel_registry,
+)
+
+ENTRY_POINT_GROUP = "tensorplug"
+ENV_DISABLE = "TENSORPLUG_DISABLE_PLUGIN_AUTOLOAD"
+ENV_ALLOW = "TENSORPLUG_PLUGINS"
+ENV_STRICT = "TENSORPLUG_STRICT_PLUGINS"
+
+Status = Literal["loaded", "blocked", "failed"]
+
+
+@dataclass
+class PluginInfo:
+    """What became of one plugin: where it comes from, whether it loaded, what it registered."""
+
+    name: str
+    distribution: str
+    version: str
+    module: str
+    status: Status
+    error: str | None = None
+    backends: list[str] = field(default_factory=list)
+    kernels: int = 0
+    gradients: int = 0
+
+
+manager = pluggy.PluginManager(hookspecs.PROJECT)
+manager.add_hookspecs(hookspecs)
+_infos: list[PluginInfo] = []
+
+
+def plugins() -> list[PluginInfo]:
+    """Every plugin tensorplug saw at import: loaded, blocked by the environment, or failed."""
+    return list(_infos)
+
+
+def _truthy(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def _normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def load_plugins() -> None:
+    """Register the built-in plugin, then discover and load the installed ones (called on import)."""
+    from tensorplug import gradients as builtin
+
+    _load(builtin, PluginInfo("tensorplug", "tensorplug", _version("tensorplug"), builtin.__name__, "loaded"),
+          LAYER_BUILTIN, 0, strict=True)
+    disabled = _truthy(ENV_DISABLE)
+    allowed = {_normalize(n) for n in os.environ.get(ENV_ALLOW, "").split(",") if n.strip()}
+    strict = _truthy(ENV_STRICT)
+
+    from importlib.metadata import entry_points
+
+    found = []
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        dist = ep.dist
+        found.append((_normalize(dist.name) if dist else "", ep.name, ep, dist))
+    found.sort(key=lambda item: (item[0], item[1]))
+    for rank, (dist_name, ep_name, ep, dist) in enumerate(found, start=1):
+        info = PluginInfo(
+            ep_name, dist.name if dist else "?", dist.version if dist else "?", ep.value, "loaded"
+        )
+        if disabled:
+            info.status, info.error = "blocked", f"{ENV_DISABLE} is set"
+        elif allowed and _normalize(ep_name) not in allowed and dist_name not in allowed:
+            info.status, info.error = "blocked", f"not named in {ENV_ALLOW}"
+        _infos.append(info)
+        if info.status == "blocked":
+            continue
+        try:
+            module = ep.load()
+        except Exception as exc:
+            _fail(info, f"importing {ep.value!r} raised {type(exc).__name__}: {exc}", strict, exc)
+            continue
+        if not isinstance(module, ModuleType):
+            _fail(info, f"entry point {ep.value!r} must name a module of hook implementations", strict, None)
+            continue
+        _load(module, info, LAYER_PLUGIN, rank, strict)
+
+
+def _version(dist: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "?"
+
+
+def _fail(info: PluginInfo, message: str, strict: bool, cause: BaseException | None) -> None:
+    info.status, info.error = "failed", message
+    text = (
+        f"tensorplug plugin {info.name!r} from distribution {info.distribution} {info.version} failed to load "
+        f"and was skipped: {message}. Exclude it with {ENV_ALLOW}, or set {ENV_STRICT}=1 to make this an error."
+    )
+    if strict:
+        raise PluginError(text) from cause
+    warn(text, stacklevel=2)
+
+
+def _load(module: ModuleType, info: PluginInfo, layer: int, rank: int, strict: bool) -> None:
+    """Register one plugin module and apply all of its declarations, or none of them."""
+    plugin_id = f"{info.distribution}:{info.name}"
+    try:
+        manager.register(module, name=plugin_id)
+    except Exception as exc:
+        _fail(info, f"invalid hook implementations: {type(exc).__name__}: {exc}", strict, exc)
+        return
+    undo: list[Callable[[], Any]] = [lambda: manager.unregister(name=plugin_id)]
+    try:
+        backends = _collect(plugin_id, "tensorplug_backends", BackendSpec)
+        kernels = _collect(plugin_id, "tensorplug_kernels", KernelSpec)
+        grads = _collect(plugin_id, "tensorplug_gradients", GradientSpec)
+        for spec in backends:
+            engine.add_backend(replace(spec, source=info.distribution))
+            undo.append(lambda name=spec.name: engine.specs.pop(name, None))
+        for kspec in kernels:
+            added_k = _add(kernel_registry, replace(kspec, source=info.distribution), layer, rank, info)
+            undo.append(lambda s=added_k: kernel_registry.discard(s))
+        for gspec in grads:
+            added_g = _add(gradient_registry, replace(gspec, source=info.distribution), layer, rank, info)
+            undo.append(lambda s=added_g: gradient_registry.discard(s))
+    except Exception as exc:
+        for action in reversed(undo):
+            action()
+        _fail(info, f"{type(exc).__name__}: {exc}", strict, exc)
+        return
+    info.backends = [s.name for s in backends]
+    info.kernels, info.gradients = len(kernels), len(grads)
+
+
+def _collect(plugin_id: str, hook_name: str, kind: type) -> list[Any]:
+    """Call one plugin's implementation of a hook and validate what it returns."""
+    caller = getattr(manager.hook, hook_name)
+    specs: list[Any] = []
+    for impl in caller.get_hookimpls():
+        if impl.plugin_name != plugin_id:
+            continue
+        result = impl.function()
+        if result is None:
+            continue
+        if not isinstance(result, Sequence) or isinstance(result, str):
+            raise RegistrationError(f"{hook_name}() must return a list of {kind.__name__}, got {type(result).__name__}")
+        for item in result:
+            if not isinstance(item, kind):
+                raise RegistrationError(
+                    f"{hook_name}() returned a {type(item).__name__} ({item!r:.80}); expected {kind.__name__}"
+                )
+            _validate(item)
+            specs.append(item)
+    return specs
+
+
+def _validate(spec: BackendSpec | KernelSpec | GradientSpec) -> None:
+    if isinstance(spec, BackendSpec):
+        if not spec.name or not (callable(spec.factory) or isinstance(spec.factory, str)):
+            raise RegistrationError(f"malformed BackendSpec {spec!r}: needs a name and a factory")
+    elif isinstance(spec, KernelSpec):
+        if not spec.kernel_name or not spec.backend_name:
+            raise RegistrationError(f"malformed KernelSpec {spec!r}: needs a kernel name and a backend name")
+        if not (callable(spec.kernel) or isinstance(spec.kernel, str)):
+            raise RegistrationError(f"KernelSpec for {spec.key}: kernel must be callable or 'module:attr'")
+    else:
+        if not spec.kernel_name:
+            raise RegistrationError(f"malformed GradientSpec {spec!r}: needs a kernel name")
+        if spec.grad is not None and not (callable(spec.grad) or isinstance(spec.grad, str)):
+            raise RegistrationError(f"GradientSpec for {spec.kernel_name!r}: grad must be callable, 'module:attr' or None")
+
+
+def _add(registry: LayeredRegistry[Any], spec: Any, layer: int, rank: int, info: PluginInfo) -> Any:
+    """Add a plugin's spec, warning once when it shadows another plugin's or, unasked, the core's."""
+    current = registry.top_layer(spec.key)
+    registry.add(spec, layer, rank)
+    if current is None:
+        return spec
+    current_layer, current_spec = current
+    if current_spec.source == spec.source:
+        return spec
+    if current_layer == layer:
+        warn(
+            f"tensorplug: {registry.kind} {spec.key!r} is registered by both {current_spec.source} and "
+            f"{spec.source}; {spec.source} wins (plugins load in order of distribution name, later ones shadow "
+            f"earlier ones). Exclude one with {ENV_ALLOW} to choose.",
+            stacklevel=2,
+        )
+    elif not spec.override:
+        warn(
+            f"tensorplug: {registry.kind} {spec.key!r} from {spec.source} shadows the one from "
+            f"{current_spec.source}; declare override=True in its spec if that is intended.",
+            stacklevel=2,
+        )
+    return spec
+

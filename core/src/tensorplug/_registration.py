@@ -1,0 +1,193 @@
+"""The public registry API: register, unregister and look up kernels and gradients at run time.
+
+Runtime registrations sit above every plugin in precedence. Shadowing an
+existing entry must be asked for with ``override=True``; re-registering the
+same function (same module and qualified name, as when a notebook cell runs
+again) replaces it quietly. Unregistering brings back what was shadowed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, overload
+
+from tensorplug._engine import _call_kernel_hook, engine
+from tensorplug._errors import RegistrationError
+from tensorplug._registry import (
+    LAYER_RUNTIME,
+    RUNTIME,
+    GradFunc,
+    GradientSpec,
+    KernelFunc,
+    KernelSpec,
+    LayeredRegistry,
+    gradient_registry,
+    kernel_registry,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _qualified(fn: Any) -> tuple[str, str] | None:
+    if isinstance(fn, str):
+        return ("", fn)
+    module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
+    return (module, qualname) if module and qualname else None
+
+
+def _add_runtime(registry: LayeredRegistry[Any], spec: Any, override: bool, fn_attr: str) -> None:
+    with registry.lock:
+        current = registry.get(spec.key)
+        if current is not None and not override:
+            old_name = _qualified(getattr(current, fn_attr))
+            same = old_name is not None and old_name == _qualified(getattr(spec, fn_attr))
+            if current.source == RUNTIME and same:
+                registry.discard(current)
+            else:
+                raise RegistrationError(
+                    f"{registry.kind} {spec.key!r} is already registered by {current.source}; pass override=True "
+                    f"to shadow it (unregistering yours later restores it)"
+                )
+        registry.add(spec, LAYER_RUNTIME)
+
+
+@overload
+def register_kernel(
+    kernel_name: str, backend_name: str, kernel: None = None, *, setup: Any = None, dispose: Any = None,
+    override: bool = False,
+) -> Callable[[F], F]: ...
+@overload
+def register_kernel(
+    kernel_name: str, backend_name: str, kernel: F, *, setup: Any = None, dispose: Any = None, override: bool = False
+) -> F: ...
+def register_kernel(
+    kernel_name: str,
+    backend_name: str,
+    kernel: Any = None,
+    *,
+    setup: Callable[[Any], None] | None = None,
+    dispose: Callable[[Any], None] | None = None,
+    override: bool = False,
+) -> Any:
+    """Register ``kernel(inputs, attrs, backend)`` for (kernel_name, backend_name); usable as a decorator.
+
+    ``setup(backend)`` and ``dispose(backend)`` run when the backend is
+    initialised and disposed (at once, if it already is).
+
+    >>> import numpy as np, tensorplug as tp
+    >>> @tp.register_kernel("Cube", "numpy")
+    ... def cube(inputs, attrs, backend):
+    ...     return inputs["x"] ** 3
+    >>> tp.run_kernel("Cube", {"x": tp.tensor([2.0])}).tolist()
+    [8.0]
+    >>> _ = tp.unregister_kernel("Cube", "numpy")
+    """
+
+    def register(fn: F) -> F:
+        if not (callable(fn) or isinstance(fn, str)):
+            raise RegistrationError(f"register_kernel({kernel_name!r}, {backend_name!r}): kernel must be callable")
+        spec = KernelSpec(kernel_name, backend_name, fn, setup, dispose, override, RUNTIME)
+        _add_runtime(kernel_registry, spec, override, "kernel")
+        backend = engine.instances.get(backend_name)
+        if backend is not None and setup is not None:
+            try:
+                _call_kernel_hook(spec, "setup", backend)
+            except Exception:
+                kernel_registry.discard(spec)
+                raise
+        return fn
+
+    return register if kernel is None else register(kernel)
+
+
+def unregister_kernel(kernel_name: str, backend_name: str, source: str | None = None) -> KernelSpec:
+    """Remove the active kernel for the key (or the topmost from ``source``); what it shadowed comes back."""
+    spec = kernel_registry.pop((kernel_name, backend_name), source)
+    backend = engine.instances.get(backend_name)
+    if backend is not None and spec.dispose is not None:
+        _call_kernel_hook(spec, "dispose", backend)
+    return spec
+
+
+def get_kernel(kernel_name: str, backend_name: str | None = None) -> KernelSpec | None:
+    """The active KernelSpec for (kernel_name, backend_name), the active backend by default; None if absent."""
+    if backend_name is None:
+        backend_name = engine.ensure_active().name
+    return kernel_registry.get((kernel_name, backend_name))
+
+
+def kernels_for_backend(backend_name: str) -> list[KernelSpec]:
+    """The active KernelSpec of every kernel registered for ``backend_name``, sorted by kernel name."""
+    return sorted((s for s in kernel_registry if s.backend_name == backend_name), key=lambda s: s.kernel_name)
+
+
+@overload
+def register_gradient(
+    kernel_name: str, grad: None = None, *, inputs_to_save: Sequence[str] = (), outputs_to_save: Sequence[int] = (),
+    override: bool = False,
+) -> Callable[[F], F]: ...
+@overload
+def register_gradient(
+    kernel_name: str, grad: F, *, inputs_to_save: Sequence[str] = (), outputs_to_save: Sequence[int] = (),
+    override: bool = False,
+) -> F: ...
+def register_gradient(
+    kernel_name: str,
+    grad: Any = None,
+    *,
+    inputs_to_save: Sequence[str] = (),
+    outputs_to_save: Sequence[int] = (),
+    override: bool = False,
+) -> Any:
+    """Register ``grad(dy, saved, attrs)`` as the gradient of ``kernel_name``; usable as a decorator.
+
+    ``saved`` holds the inputs named in ``inputs_to_save`` then the outputs
+    at the indices in ``outputs_to_save``. Return one gradient per input (a
+    tuple in input order, or a dict by input name), None for no gradient.
+
+    >>> import tensorplug as tp
+    >>> @tp.register_gradient("Relu", inputs_to_save=["x"], override=True)
+    ... def leaky_relu_grad(dy, saved, attrs):
+    ...     (x,) = saved
+    ...     return (tp.where(x > 0, dy, dy * 0.01),)
+    >>> round(tp.grad(tp.relu)(tp.tensor(-1.0)).item(), 6)
+    0.01
+    >>> _ = tp.unregister_gradient("Relu")
+    """
+
+    def register(fn: F) -> F:
+        if fn is not None and not (callable(fn) or isinstance(fn, str)):
+            raise RegistrationError(f"register_gradient({kernel_name!r}): grad must be callable or None")
+        spec = GradientSpec(
+            kernel_name, fn, tuple(inputs_to_save), tuple(int(i) for i in outputs_to_save), override, RUNTIME
+        )
+        _add_runtime(gradient_registry, spec, override, "grad")
+        return fn
+
+    return register if grad is None else register(grad)
+
+
+def unregister_gradient(kernel_name: str, source: str | None = None) -> GradientSpec:
+    """Remove the active gradient of ``kernel_name`` (or the topmost from ``source``); the shadowed one returns."""
+    return gradient_registry.pop(kernel_name, source)
+
+
+def get_gradient(kernel_name: str) -> GradientSpec | None:
+    """The active GradientSpec for ``kernel_name`` (its ``source`` names the distribution), or None."""
+    return gradient_registry.get(kernel_name)
+
+
+def gradient_stack(kernel_name: str) -> list[GradientSpec]:
+    """Every gradient registered for ``kernel_name``, lowest precedence first (the last is active)."""
+    return gradient_registry.stack(kernel_name)
+
+
+def kernel_stack(kernel_name: str, backend_name: str) -> list[KernelSpec]:
+    """Every kernel registered for the key, lowest precedence first (the last is active)."""
+    return kernel_registry.stack((kernel_name, backend_name))
+
+
+__all__ = [
+    "GradFunc", "KernelFunc", "get_gradient", "get_kernel", "gradient_stack", "kernel_stack",
+    "kernels_for_backend", "register_gradient", "register_kernel", "unregister_gradient", "unregister_kernel",
+]  # fmt: skip

@@ -1,0 +1,213 @@
+"""Kernel, gradient and backend registries.
+
+Registry entries are frozen dataclasses. Every key keeps a stack of entries
+ordered by precedence: the built-in layer, then plugins in load order, then
+runtime registrations. The top of the stack is active; unregistering it
+brings the one below back. Each entry records the distribution that
+registered it (``"runtime"`` for calls from user code).
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, TypeVar
+
+from tensorplug._errors import RegistrationError
+
+RUNTIME = "runtime"
+
+# Precedence layers, lowest first.
+LAYER_BUILTIN = 0
+LAYER_PLUGIN = 1
+LAYER_RUNTIME = 2
+
+KernelFunc = Callable[[dict[str, Any], dict[str, Any], Any], Any]
+"""``kernel(inputs, attrs, backend)``: raw storage in, raw storage (or a tuple of them) out."""
+
+GradFunc = Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]
+"""``grad(dy, saved, attrs)``: one gradient per input (tuple in input order, or dict by name)."""
+
+
+def resolve(obj: Any, what: str) -> Any:
+    """Return ``obj``, importing it first when it is a lazy ``"module:attribute"`` name."""
+    if not isinstance(obj, str):
+        return obj
+    module_name, sep, attr = obj.partition(":")
+    if not sep or not module_name or not attr:
+        raise RegistrationError(f"{what}: lazy reference {obj!r} is not of the form 'module:attribute'")
+    value: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        value = getattr(value, part)
+    return value
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """A backend declaration: its name, its factory (callable or ``"module:attr"``) and priority.
+
+    The factory is called with the options given to ``set_backend`` and
+    returns a :class:`tensorplug.Backend`. The default backend is the highest
+    priority one whose factory succeeds.
+    """
+
+    name: str
+    factory: Callable[..., Any] | str
+    priority: int = 0
+    source: str = RUNTIME
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """A kernel for one (kernel name, backend name) pair.
+
+    ``kernel`` (and ``setup`` / ``dispose``) may be lazy ``"module:attr"``
+    names, imported the first time the kernel runs, so that declaring a
+    kernel never imports the backend's library.
+    """
+
+    kernel_name: str
+    backend_name: str
+    kernel: KernelFunc | str
+    setup: Callable[[Any], None] | str | None = None
+    dispose: Callable[[Any], None] | str | None = None
+    override: bool = False
+    source: str = RUNTIME
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.kernel_name, self.backend_name)
+
+
+@dataclass(frozen=True)
+class GradientSpec:
+    """The gradient of one kernel, written with ops: ``grad(dy, saved, attrs)``.
+
+    ``saved`` holds the inputs named in ``inputs_to_save`` (in that order)
+    followed by the outputs whose indices are in ``outputs_to_save``.
+    ``grad=None`` declares the kernel explicitly not differentiable.
+    """
+
+    kernel_name: str
+    grad: GradFunc | str | None
+    inputs_to_save: tuple[str, ...] = ()
+    outputs_to_save: tuple[int, ...] = ()
+    override: bool = False
+    source: str = RUNTIME
+
+    @property
+    def key(self) -> str:
+        return self.kernel_name
+
+
+S = TypeVar("S", KernelSpec, GradientSpec)
+
+
+@dataclass(order=True)
+class _Entry(Generic[S]):
+    layer: int
+    rank: int
+    spec: S = field(compare=False)
+
+
+class LayeredRegistry(Generic[S]):
+    """A map from key to a precedence-ordered stack of specs; the top entry is active."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._stacks: dict[Hashable, list[_Entry[S]]] = {}
+        self.lock = threading.RLock()
+        self._listeners: list[Callable[[Hashable], None]] = []
+        self._counter = 0
+
+    def on_change(self, listener: Callable[[Hashable], None]) -> None:
+        self._listeners.append(listener)
+
+    def _changed(self, key: Hashable) -> None:
+        for listener in self._listeners:
+            listener(key)
+
+    def add(self, spec: S, layer: int, rank: int | None = None) -> S | None:
+        """Push ``spec`` for its key; return the spec it now shadows, if any."""
+        key = spec.key
+        with self.lock:
+            if rank is None:
+                self._counter += 1
+                rank = self._counter
+            stack = list(self._stacks.get(key, ()))
+            previous = stack[-1].spec if stack else None
+            stack.append(_Entry(layer, rank, spec))
+            stack.sort()
+            self._stacks[key] = stack
+            on_top = stack[-1].spec is spec
+        self._changed(key)
+        return previous if on_top else None
+
+    def discard(self, spec: S) -> bool:
+        """Remove exactly this spec (used for rollback); True if it was there."""
+        key = spec.key
+        with self.lock:
+            stack = self._stacks.get(key)
+            if not stack:
+                return False
+            kept = [e for e in stack if e.spec is not spec]
+            if len(kept) == len(stack):
+                return False
+            if kept:
+                self._stacks[key] = kept
+            else:
+                del self._stacks[key]
+        self._changed(key)
+        return True
+
+    def pop(self, key: Hashable, source: str | None = None) -> S:
+        """Remove the active spec for ``key`` (or the topmost one from ``source``) and return it."""
+        with self.lock:
+            stack = self._stacks.get(key)
+            candidates = [e for e in stack or () if source is None or e.spec.source == source]
+            if not candidates:
+                known = sorted({e.spec.source for e in stack or ()})
+                detail = f" (registered by: {', '.join(known)})" if known else ""
+                who = f" from {source!r}" if source is not None else ""
+                raise RegistrationError(f"no {self.kind} registered for {key!r}{who}{detail}")
+            entry = candidates[-1]
+            assert stack is not None
+            kept = [e for e in stack if e is not entry]
+            if kept:
+                self._stacks[key] = kept
+            else:
+                del self._stacks[key]
+        self._changed(key)
+        return entry.spec
+
+    def get(self, key: Hashable) -> S | None:
+        stack = self._stacks.get(key)
+        return stack[-1].spec if stack else None
+
+    def stack(self, key: Hashable) -> list[S]:
+        """Every spec registered for ``key``, lowest precedence first."""
+        return [e.spec for e in self._stacks.get(key, ())]
+
+    def top_layer(self, key: Hashable) -> tuple[int, S] | None:
+        stack = self._stacks.get(key)
+        return (stack[-1].layer, stack[-1].spec) if stack else None
+
+    def keys(self) -> list[Hashable]:
+        return list(self._stacks)
+
+    def __iter__(self) -> Iterator[S]:
+        return iter([stack[-1].spec for stack in list(self._stacks.values())])
+
+
+kernel_registry: LayeredRegistry[KernelSpec] = LayeredRegistry("kernel")
+gradient_registry: LayeredRegistry[GradientSpec] = LayeredRegistry("gradient")
+
+
+def with_source(spec: S, source: str) -> S:
+    return replace(spec, source=source)
+
+
+def as_tuple(names: Sequence[Any] | None) -> tuple[Any, ...]:
+    return tuple(names) if names is not None else ()

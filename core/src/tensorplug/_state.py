@@ -1,0 +1,68 @@
+"""Per-thread autodiff state and the tape record, shared by the engine and autodiff."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+
+class Tape:
+    """The records of one (outermost) gradient scope; nested scopes share it.
+
+    Tensors the tape tracks carry its ``token`` (a small object, so that a
+    tensor outliving the scope does not keep the records alive).
+    """
+
+    __slots__ = ("records", "token")
+
+    def __init__(self) -> None:
+        self.records: list[Record] = []
+        self.token = object()
+
+
+class Record:
+    """One recorded kernel call: what the backward pass needs to differentiate it."""
+
+    __slots__ = ("kernel_name", "inputs", "attrs", "outputs", "grad")
+
+    def __init__(
+        self,
+        kernel_name: str,
+        inputs: dict[str, Any],
+        attrs: dict[str, Any],
+        outputs: tuple[Any, ...],
+        grad: Any = None,
+    ) -> None:
+        self.kernel_name = kernel_name
+        self.inputs = inputs
+        self.attrs = attrs
+        self.outputs = outputs
+        self.grad = grad  # a GradientSpec that overrides the registry for this record, or None
+
+
+class ThreadState(threading.local):
+    """What is per thread: the recording tape (None while not recording or in no_grad)."""
+
+    tape: Tape | None = None
+
+
+state = ThreadState()
+
+
+class no_grad:  # noqa: N801 - used like a function, as torch.no_grad
+    """Context manager: kernels run inside it are not recorded on any tape (this thread only).
+
+    >>> import tensorplug as tp
+    >>> x = tp.tensor(3.0)
+    >>> with tp.no_grad():
+    ...     y = x * x
+    """
+
+    __slots__ = ("_saved",)
+
+    def __enter__(self) -> None:
+        self._saved = state.tape
+        state.tape = None
+
+    def __exit__(self, *exc: object) -> None:
+        state.tape = self._saved

@@ -1,0 +1,280 @@
+"""Tensor and Variable: thin, immutable wrappers of a backend's raw storage."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import weakref
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from tensorplug._backend import Backend
+
+
+class Tensor:
+    """An immutable n-dimensional array living on one backend.
+
+    Every operator goes through an op, and so through ``run_kernel``.
+
+    >>> import tensorplug as tp
+    >>> x = tp.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> (x * 2 + 1).tolist()
+    [[3.0, 5.0], [7.0, 9.0]]
+    >>> x.shape, x.dtype
+    ((2, 2), 'float32')
+    """
+
+    __slots__ = ("_data", "_backend", "_tape", "_dtype", "__weakref__")
+    __array_priority__ = 1000.0  # numpy defers `ndarray + Tensor` to Tensor.__radd__
+
+    _data: Any
+    _backend: Backend
+    _tape: object | None
+    _dtype: str | None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("make tensors with tp.tensor(data, dtype=None), tp.zeros, tp.ones or tp.full")
+
+    # -- metadata -----------------------------------------------------------
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape, as a tuple of ints."""
+        return tuple(self._data.shape)
+
+    @property
+    def dtype(self) -> str:
+        """The dtype name: one of float32, float64, int32, int64, bool."""
+        dtype = self._dtype
+        if dtype is None:
+            dtype = self._dtype = self._backend.dtype_of(self._data)
+        return dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._data.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self._data.shape)
+
+    @property
+    def backend(self) -> str:
+        """The name of the backend holding this tensor's storage."""
+        return self._backend.name
+
+    @property
+    def device(self) -> str:
+        """The device of the storage, as the backend names it (e.g. "cpu", "cuda:0")."""
+        return self._backend.device
+
+    @property
+    def raw(self) -> Any:
+        """The backend's raw storage (e.g. a numpy.ndarray); treat it as read-only."""
+        return self._data
+
+    # -- reading back -------------------------------------------------------
+
+    def numpy(self) -> np.ndarray:
+        """The values as a read-only numpy array (no copy when the backend allows)."""
+        array = np.asarray(self._backend.to_host(self._data))
+        if array.flags.writeable:
+            array = array.view()
+            array.flags.writeable = False
+        return array
+
+    def item(self) -> bool | int | float:
+        """The value of a one-element tensor as a Python scalar."""
+        if self.size != 1:
+            raise ValueError(f"item(): the tensor has shape {self.shape} ({self.size} elements), not one element")
+        value: bool | int | float = self.numpy().reshape(()).item()
+        return value
+
+    def tolist(self) -> Any:
+        return self.numpy().tolist()
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        array = self.numpy()
+        if dtype is not None:
+            array = array.astype(dtype)
+        return array.copy() if copy else array
+
+    def __repr__(self) -> str:
+        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
+        return f"tensor({body}, dtype={self.dtype}, backend={self.backend})"
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(
+                f"the truth value of a tensor of shape {self.shape} is ambiguous; use tp.all/tp.any or .item()"
+            )
+        return bool(self.item())
+
+    def __len__(self) -> int:
+        if not self.ndim:
+            raise TypeError("len() of a 0-d tensor")
+        return int(self._data.shape[0])
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    __hash__ = object.__hash__
+
+    # -- operators (each goes through an op) ----------------------------------
+
+    def __add__(self, other: Any) -> Tensor:
+        return _ops.add(self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return _ops.add(other, self)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return _ops.sub(self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return _ops.sub(other, self)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return _ops.mul(self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return _ops.mul(other, self)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return _ops.div(self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return _ops.div(other, self)
+
+    def __pow__(self, other: Any) -> Tensor:
+        return _ops.pow(self, other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return _ops.pow(other, self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return _ops.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return _ops.matmul(other, self)
+
+    def __neg__(self) -> Tensor:
+        return _ops.neg(self)
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __lt__(self, other: Any) -> Tensor:
+        return _ops.less(self, other)
+
+    def __le__(self, other: Any) -> Tensor:
+        return _ops.less_equal(self, other)
+
+    def __gt__(self, other: Any) -> Tensor:
+        return _ops.greater(self, other)
+
+    def __ge__(self, other: Any) -> Tensor:
+        return _ops.greater_equal(self, other)
+
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return _ops.equal(self, other)
+
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return _ops.not_equal(self, other)
+
+    # -- common methods -----------------------------------------------------
+
+    def reshape(self, *shape: Any) -> Tensor:
+        target = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        return _ops.reshape(self, target)
+
+    def transpose(self, perm: Any = None) -> Tensor:
+        return _ops.transpose(self, perm)
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802 - the numpy name
+        return _ops.transpose(self)
+
+    def astype(self, dtype: Any) -> Tensor:
+        return _ops.cast(self, dtype)
+
+    def sum(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _ops.sum(self, axis, keepdims)
+
+    def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _ops.mean(self, axis, keepdims)
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _ops.max(self, axis, keepdims)
+
+
+_variable_names = itertools.count()
+_variable_keys = itertools.count()
+_variables: weakref.WeakValueDictionary[int, Variable] = weakref.WeakValueDictionary()
+
+
+class Variable(Tensor):
+    """A mutable tensor: ``assign`` replaces its value. Trainable ones are found by ``variable_grads``.
+
+    >>> import tensorplug as tp
+    >>> w = tp.variable([1.0, 2.0], name="w")
+    >>> w.assign(w * 2).tolist()
+    [2.0, 4.0]
+    """
+
+    __slots__ = ("name", "trainable")
+
+    name: str
+    trainable: bool
+
+    def assign(self, value: Any) -> Variable:
+        """Replace the value; the new value must have this variable's shape and dtype."""
+        new = _ops.as_tensor(value, self.dtype)
+        if new.shape != self.shape or new.dtype != self.dtype:
+            from tensorplug._errors import ShapeError
+
+            raise ShapeError(
+                f"Variable {self.name!r}.assign(): value is {describe(new)}, the variable is {describe(self)}; "
+                "make a new variable to change shape or dtype"
+            )
+        if new._backend is not self._backend:
+            self._backend = new._backend
+        self._data = new._data
+        self._dtype = new._dtype
+        return self
+
+    def __repr__(self) -> str:
+        return f"Variable({self.name!r}, {Tensor.__repr__(self)})"
+
+
+def make_variable(initial: Tensor, trainable: bool, name: str | None) -> Variable:
+    v = object.__new__(Variable)
+    v._data = initial._data
+    v._backend = initial._backend
+    v._tape = None
+    v._dtype = initial._dtype
+    v.trainable = trainable
+    v.name = name if name is not None else f"Variable_{next(_variable_names)}"
+    _variables[next(_variable_keys)] = v
+    return v
+
+
+def live_variables() -> list[Variable]:
+    """Every Variable still referenced somewhere, in creation order."""
+    return list(_variables.values())
+
+
+def describe(t: Any) -> str:
+    """A short description for messages: ``float32[2, 3] on numpy``."""
+    if isinstance(t, Tensor):
+        dims = ", ".join(str(d) for d in t.shape)
+        return f"{t.dtype}[{dims}]"
+    return type(t).__name__
+
+
+from tensorplug import ops as _ops  # noqa: E402  (the operators above need the ops)

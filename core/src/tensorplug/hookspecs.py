@@ -1,0 +1,37 @@
+"""The plugin hooks. A plugin is a module with ``@hookimpl`` functions, named by an entry point.
+
+Each hook returns declarations; the core owns the registries and fills
+them, recording the plugin's distribution on every entry. Declare in
+``pyproject.toml``::
+
+    [project.entry-points.tensorplug]
+    mybackend = "mybackend.plugin"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pluggy
+
+from tensorplug._registry import BackendSpec, GradientSpec, KernelSpec
+
+PROJECT = "tensorplug"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def tensorplug_backends() -> Sequence[BackendSpec]:  # type: ignore[empty-body]
+    """Declare backends: a name, a factory (lazy ``"module:attr"`` preferred) and a priority."""
+
+
+@hookspec
+def tensorplug_kernels() -> Sequence[KernelSpec]:  # type: ignore[empty-body]
+    """Declare kernels for any backend, ideally as lazy ``"module:attr"`` references."""
+
+
+@hookspec
+def tensorplug_gradients() -> Sequence[GradientSpec]:  # type: ignore[empty-body]
+    """Declare gradients; ``override=True`` marks an intended override of the core's."""

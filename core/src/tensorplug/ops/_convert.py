@@ -1,0 +1,188 @@
+"""Argument handling shared by every op family: tensor conversion, dtype promotion, shapes, axes."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from tensorplug import _dtypes
+from tensorplug import kernel_names as K
+from tensorplug._engine import engine, run_kernel
+from tensorplug._errors import DTypeError, ShapeError, TensorplugError
+from tensorplug._tensor import Tensor, describe
+
+_new = object.__new__
+
+
+def from_host(array: np.ndarray) -> Tensor:
+    """Wrap host data as a Tensor on the active backend (the one place host data enters)."""
+    backend = engine.active or engine.ensure_active()
+    t = _new(Tensor)
+    t._data = backend.from_host(array)
+    t._backend = backend
+    t._tape = None
+    t._dtype = array.dtype.name
+    return t
+
+
+def tensor(data: Any, dtype: Any = None) -> Tensor:
+    """Make a tensor from a Python scalar, nested lists, a numpy array, or a Tensor.
+
+    Python floats become float32 and ints int32 (as in TensorFlow.js); numpy
+    arrays keep their dtype when it is supported.
+
+    >>> import tensorplug as tp
+    >>> tp.tensor([1, 2, 3]).dtype
+    'int32'
+    >>> tp.tensor([[1.5]], dtype="float64").shape
+    (1, 1)
+    """
+    if isinstance(data, Tensor):
+        if dtype is not None and _dtypes.check_dtype(dtype, "tensor()") != data.dtype:
+            return cast(data, dtype)
+        t = _new(Tensor)  # a plain Tensor sharing the storage (a snapshot of a Variable, say)
+        t._data = data._data
+        t._backend = data._backend
+        t._tape = None
+        t._dtype = data._dtype
+        return t
+    checked = None if dtype is None else _dtypes.check_dtype(dtype, "tensor()")
+    try:
+        array = _dtypes.host_array(data, checked)
+    except TensorplugError:
+        raise
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise DTypeError(
+            f"tensor(): cannot convert {type(data).__name__} to a tensor of dtype {checked or 'inferred'}: {exc}"
+        ) from exc
+    return from_host(array)
+
+
+def as_tensor(value: Any, dtype: str | None = None) -> Tensor:
+    """``value`` as a Tensor; Python scalars and host data take ``dtype`` when given."""
+    if isinstance(value, Tensor):
+        return value
+    return tensor(value, dtype)
+
+
+def scalar_like(value: Any, other: Tensor, op: str) -> Tensor:
+    """Convert a non-tensor operand meeting tensor ``other``: Python scalars are weakly typed."""
+    if isinstance(value, bool | int | float):
+        return tensor(value, _dtypes.weak_scalar_dtype(value, other.dtype))
+    if isinstance(value, np.generic) and value.dtype.name in _dtypes.DTYPES:
+        return tensor(value)
+    try:
+        return tensor(value)
+    except TensorplugError as exc:
+        raise DTypeError(f"{op}: cannot use a {type(value).__name__} as an operand with {describe(other)}") from exc
+
+
+def cast(x: Any, dtype: Any) -> Tensor:
+    """Cast to ``dtype`` (float to int truncates toward zero). Returns ``x`` itself if the dtype matches."""
+    target = _dtypes.check_dtype(dtype, "cast()")
+    x = as_tensor(x)
+    if x.dtype == target:
+        return x
+    return run_kernel(K.CAST, {"x": x}, {"dtype": target})  # type: ignore[no-any-return]
+
+
+def binary_operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
+    """Convert and promote two operands to one dtype, and check that their shapes broadcast."""
+    a, b = promote_operands(op, a, b)
+    sa, sb = a._data.shape, b._data.shape
+    if sa != sb:
+        broadcast_shapes(op, sa, sb)
+    return a, b
+
+
+def promote_operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
+    """Convert two operands to tensors (Python scalars weakly typed) and promote them to one dtype."""
+    if isinstance(a, Tensor):
+        if not isinstance(b, Tensor):
+            b = scalar_like(b, a, op)
+    elif isinstance(b, Tensor):
+        a = scalar_like(a, b, op)
+    else:
+        a = tensor(a)
+        b = scalar_like(b, a, op)
+    da, db = a.dtype, b.dtype
+    if da != db:
+        target = _dtypes.promote(da, db)
+        if da != target:
+            a = cast(a, target)
+        if db != target:
+            b = cast(b, target)
+    return a, b
+
+
+def broadcast_shapes(op: str, *shapes: Sequence[int]) -> tuple[int, ...]:
+    """The broadcast of ``shapes`` (NumPy rules), or a ShapeError naming the op and the shapes."""
+    ndim = max(len(s) for s in shapes)
+    result = []
+    for i in range(-ndim, 0):
+        size = 1
+        for s in shapes:
+            d = s[i] if -i <= len(s) else 1
+            if d != 1:
+                if size != 1 and d != size:
+                    listed = " and ".join(str(tuple(s)) for s in shapes)
+                    raise ShapeError(f"{op}: shapes {listed} cannot be broadcast together")
+                size = d
+        result.append(size)
+    return tuple(result)
+
+
+def check_float(op: str, x: Tensor) -> None:
+    if not _dtypes.is_floating(x.dtype):
+        raise DTypeError(f"{op}: expects a float tensor, got {describe(x)}; cast it with tp.cast(x, 'float32')")
+
+
+def to_float(x: Tensor) -> Tensor:
+    """Integer and bool tensors become the default float; float tensors are returned as they are."""
+    return x if _dtypes.is_floating(x.dtype) else cast(x, _dtypes.DEFAULT_FLOAT)
+
+
+def normalize_axes(op: str, axis: Any, ndim: int) -> tuple[int, ...]:
+    """``axis`` (None, an int, or a sequence of ints) as a sorted tuple of non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = [axis] if isinstance(axis, int | np.integer) else list(axis)
+    result = []
+    for a in axes:
+        try:
+            a = operator.index(a)
+        except TypeError:
+            raise TypeError(f"{op}: axis must be an int, a sequence of ints, or None; got {axis!r}") from None
+        if not -ndim <= a < ndim:
+            raise ShapeError(f"{op}: axis {a} is out of range for a tensor of rank {ndim}")
+        result.append(a % ndim if ndim else 0)
+    if len(set(result)) != len(result):
+        raise ShapeError(f"{op}: axis {axis!r} repeats an axis")
+    return tuple(sorted(result))
+
+
+def normalize_axis(op: str, axis: int, ndim: int) -> int:
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{op}: axis must be an int, got {axis!r}") from None
+    if not -ndim <= a < ndim:
+        raise ShapeError(f"{op}: axis {a} is out of range for a tensor of rank {ndim}")
+    return a % ndim
+
+
+def normalize_shape(op: str, shape: Any) -> tuple[int, ...]:
+    """A shape argument (an int or a sequence of ints) as a tuple of non-negative ints."""
+    if isinstance(shape, Tensor):
+        shape = shape.tolist()
+    dims = [shape] if isinstance(shape, int | np.integer) else list(shape)
+    try:
+        result = tuple(operator.index(d) for d in dims)
+    except TypeError:
+        raise TypeError(f"{op}: shape must be an int or a sequence of ints, got {shape!r}") from None
+    if any(d < 0 for d in result):
+        raise ShapeError(f"{op}: shape {result} has a negative dimension")
+    return result

@@ -1,0 +1,27 @@
+"""The numpy backend object: raw storage is numpy.ndarray (or a numpy scalar from a 0-d result)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from tensorplug import Backend
+
+
+class NumpyBackend(Backend):
+    """Tensors as numpy arrays on the CPU."""
+
+    name = "numpy"
+    device = "cpu"
+
+    def from_host(self, array: np.ndarray) -> Any:
+        return array  # the core hands over a fresh array that nobody else holds
+
+    def to_host(self, raw: Any) -> np.ndarray:
+        return np.asarray(raw)
+
+    def dtype_of(self, raw: Any) -> str:
+        return str(raw.dtype.name)
+
+    def shape_of(self, raw: Any) -> tuple[int, ...]:
+        return tuple(raw.shape)
