@@ -121,19 +121,22 @@ def kernels_for_backend(backend_name: str) -> list[KernelSpec]:
     return sorted((s for s in kernel_registry if s.backend_name == backend_name), key=lambda s: s.kernel_name)
 
 
+_DECORATOR: Any = object()  # register_gradient(name) with no grad: used as a decorator
+
+
 @overload
 def register_gradient(
-    kernel_name: str, grad: None = None, *, inputs_to_save: Sequence[str] = (), outputs_to_save: Sequence[int] = (),
+    kernel_name: str, *, inputs_to_save: Sequence[str] = (), outputs_to_save: Sequence[int] = (),
     override: bool = False,
 ) -> Callable[[F], F]: ...
 @overload
 def register_gradient(
-    kernel_name: str, grad: F, *, inputs_to_save: Sequence[str] = (), outputs_to_save: Sequence[int] = (),
+    kernel_name: str, grad: F | None, *, inputs_to_save: Sequence[str] = (), outputs_to_save: Sequence[int] = (),
     override: bool = False,
 ) -> F: ...
 def register_gradient(
     kernel_name: str,
-    grad: Any = None,
+    grad: Any = _DECORATOR,
     *,
     inputs_to_save: Sequence[str] = (),
     outputs_to_save: Sequence[int] = (),
@@ -144,6 +147,7 @@ def register_gradient(
     ``saved`` holds the inputs named in ``inputs_to_save`` then the outputs
     at the indices in ``outputs_to_save``. Return one gradient per input (a
     tuple in input order, or a dict by input name), None for no gradient.
+    ``grad=None`` declares the kernel not differentiable.
 
     >>> import tensorplug as tp
     >>> @tp.register_gradient("Relu", inputs_to_save=["x"], override=True)
@@ -155,7 +159,7 @@ def register_gradient(
     >>> _ = tp.unregister_gradient("Relu")
     """
 
-    def register(fn: F) -> F:
+    def register(fn: Any) -> Any:
         if fn is not None and not (callable(fn) or isinstance(fn, str)):
             raise RegistrationError(f"register_gradient({kernel_name!r}): grad must be callable or None")
         spec = GradientSpec(
@@ -164,7 +168,7 @@ def register_gradient(
         _add_runtime(gradient_registry, spec, override, "grad")
         return fn
 
-    return register if grad is None else register(grad)
+    return register if grad is _DECORATOR else register(grad)
 
 
 def unregister_gradient(kernel_name: str, source: str | None = None) -> GradientSpec:

@@ -17,7 +17,7 @@ from tensorplug.ops import (
     cast,
     div,
     exp,
-    log_sum_exp,
+    log_softmax,
     mean,
     mul,
     neg,
@@ -62,7 +62,7 @@ def _softmax_cross_entropy_with_logits(labels: Tensor, logits: Tensor) -> Tensor
 
     @custom_grad
     def fused(labels: Tensor, logits: Tensor) -> tuple[Tensor, Any]:
-        log_probs = sub(logits, log_sum_exp(logits, -1, keepdims=True))
+        log_probs = log_softmax(logits, -1)
         value = sum(neg(mul(log_probs, labels)), -1)
 
         def grad_fn(dy: Tensor) -> tuple[Tensor, Tensor]:

@@ -68,16 +68,9 @@ def as_tensor(value: Any, dtype: str | None = None) -> Tensor:
     return tensor(value, dtype)
 
 
-def scalar_like(value: Any, other: Tensor, op: str) -> Tensor:
-    """Convert a non-tensor operand meeting tensor ``other``: Python scalars are weakly typed."""
-    if isinstance(value, bool | int | float):
-        return tensor(value, _dtypes.weak_scalar_dtype(value, other.dtype))
-    if isinstance(value, np.generic) and value.dtype.name in _dtypes.DTYPES:
-        return tensor(value)
-    try:
-        return tensor(value)
-    except TensorplugError as exc:
-        raise DTypeError(f"{op}: cannot use a {type(value).__name__} as an operand with {describe(other)}") from exc
+def scalar_like(value: bool | int | float, other: Tensor) -> Tensor:
+    """A Python scalar meeting tensor ``other``, as a tensor of its weak dtype."""
+    return tensor(value, _dtypes.weak_scalar_dtype(value, other.dtype))
 
 
 def cast(x: Any, dtype: Any) -> Tensor:
@@ -99,15 +92,28 @@ def binary_operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
 
 
 def promote_operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
-    """Convert two operands to tensors (Python scalars weakly typed) and promote them to one dtype."""
-    if isinstance(a, Tensor):
-        if not isinstance(b, Tensor):
-            b = scalar_like(b, a, op)
-    elif isinstance(b, Tensor):
-        a = scalar_like(a, b, op)
-    else:
+    """Convert two operands to tensors and promote them to one dtype.
+
+    Tensors (and numpy arrays, numpy scalars and lists, which become tensors
+    first) promote by NumPy's table. A Python scalar is weak: it takes the
+    other operand's dtype, unless its kind is higher (a float meeting an
+    integer tensor), in which case both take the default dtype of that kind.
+    """
+    weak_a = isinstance(a, bool | int | float)
+    weak_b = isinstance(b, bool | int | float)
+    if not isinstance(a, Tensor) and not weak_a:
         a = tensor(a)
-        b = scalar_like(b, a, op)
+    if not isinstance(b, Tensor) and not weak_b:
+        b = tensor(b)
+    if weak_a and weak_b:
+        a = tensor(a)
+        weak_a = False
+    if weak_b:
+        b = scalar_like(b, a)
+        return (a if a.dtype == b.dtype else cast(a, b.dtype)), b
+    if weak_a:
+        a = scalar_like(a, b)
+        return a, (b if b.dtype == a.dtype else cast(b, a.dtype))
     da, db = a.dtype, b.dtype
     if da != db:
         target = _dtypes.promote(da, db)

@@ -39,7 +39,11 @@ def log_sum_exp(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
 
 
 def log_softmax(logits: Any, axis: int = -1) -> Tensor:
-    """log(softmax(logits)), computed stably as logits - log_sum_exp(logits)."""
+    """log(softmax(logits)), computed stably as (x - max) - log(sum(exp(x - max)))."""
     logits = as_tensor(logits)
+    check_float("log_softmax", logits)
     dim = normalize_axis("log_softmax", axis, logits.ndim)
-    return sub(logits, log_sum_exp(logits, dim, keepdims=True))
+    with no_grad():  # log_softmax does not change when every logit shifts: no gradient flows here
+        shift = max_(logits, dim, keepdims=True)
+    shifted = sub(logits, shift)
+    return sub(shifted, log(sum_(exp(shifted), dim, keepdims=True)))

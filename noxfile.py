@@ -1,0 +1,62 @@
+"""Test sessions: each installs the local distributions it needs into its own virtualenv.
+
+    nox                 # every default session
+    nox -s tests        # core + numpy backend
+    nox -s core_only    # core with no backend installed
+    nox -s plugins      # core + numpy + the fixture plugins under tests/fixtures
+    nox -s lint typecheck
+"""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["lint", "typecheck", "tests", "core_only", "plugins"]
+nox.options.reuse_existing_virtualenvs = False
+nox.options.error_on_missing_interpreters = True
+
+CORE = "./core"
+NUMPY = "./plugins/backend-numpy"
+FIXTURES = [
+    "./tests/fixtures/tp-fixture-good",
+    "./tests/fixtures/tp-fixture-broken",
+    "./tests/fixtures/tp-fixture-conflict",
+]
+PYTEST = ["pytest>=8", "hypothesis>=6"]
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The core with the NumPy backend: unit tests, gradient checks, doctests."""
+    session.install(CORE, NUMPY, *PYTEST)
+    session.run("pytest", "tests/unit", *session.posargs)
+    session.run("pytest", "--doctest-modules", "--pyargs", "tensorplug", "tensorplug_numpy", "-p", "no:cacheprovider")
+
+
+@nox.session
+def core_only(session: nox.Session) -> None:
+    """The core alone: importing works, and the first op says which backend to install."""
+    session.install(CORE, *PYTEST)
+    session.run("pytest", "tests/core_only", *session.posargs)
+
+
+@nox.session
+def plugins(session: nox.Session) -> None:
+    """Discovery, isolation, allowlists, strict mode and lazy imports with real installed plugins."""
+    session.install(CORE, NUMPY, *FIXTURES, *PYTEST)
+    session.run("pytest", "tests/plugins", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff check and format check over every distribution, the tests and the tools."""
+    session.install("ruff>=0.6")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict over the core and the NumPy backend."""
+    session.install("mypy>=1.10", CORE, NUMPY)
+    session.run("mypy", "--strict", "core/src/tensorplug", "plugins/backend-numpy/src/tensorplug_numpy")

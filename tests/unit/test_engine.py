@@ -1,0 +1,215 @@
+"""The engine: backend selection and lifecycle, dispatch errors, data movement, kernel hooks."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tensorplug as tp
+from tensorplug import kernel_names as K
+from tensorplug._engine import engine
+
+
+class ListBackend(tp.Backend):
+    """A second backend whose storage is a numpy array inside a one-element list (so moves are visible)."""
+
+    def __init__(self, **options: Any) -> None:
+        self.options = options
+        self.disposed = False
+
+    def from_host(self, array: np.ndarray) -> Any:
+        return _Boxed(array)
+
+    def to_host(self, raw: Any) -> np.ndarray:
+        return np.asarray(raw.array)
+
+    def dtype_of(self, raw: Any) -> str:
+        return str(raw.array.dtype.name)
+
+    def dispose(self) -> None:
+        self.disposed = True
+
+
+class _Boxed:
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+        self.shape = array.shape
+
+
+def boxed_add(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+    return _Boxed(np.add(inputs["a"].array, inputs["b"].array))
+
+
+def boxed_fill(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+    return _Boxed(np.full(attrs["shape"], attrs["value"], attrs["dtype"]))
+
+
+@pytest.fixture
+def boxed() -> Any:
+    tp.register_backend("boxed", ListBackend, priority=-5)
+    tp.register_kernel(K.ADD, "boxed", boxed_add)
+    tp.register_kernel(K.FILL, "boxed", boxed_fill)
+    yield
+    tp.unregister_kernel(K.ADD, "boxed")
+    tp.unregister_kernel(K.FILL, "boxed")
+
+
+def test_numpy_is_registered_and_listed() -> None:
+    assert "numpy" in tp.list_backends()
+    assert tp.get_backend() == "numpy"
+    assert tp.backend().name == "numpy"
+
+
+def test_missing_kernel_names_kernel_backend_and_who_has_it(boxed: Any) -> None:
+    tp.set_backend("boxed")
+    x = tp.zeros(2)
+    with pytest.raises(tp.KernelNotFoundError) as info:
+        tp.exp(x)
+    message = str(info.value)
+    assert "'Exp'" in message
+    assert "'boxed'" in message
+    assert "numpy (from tensorplug-numpy)" in message
+    assert isinstance(info.value, LookupError)
+    with pytest.raises(tp.KernelNotFoundError, match="No backend has it"):
+        tp.run_kernel("NoSuchKernel", {})
+
+
+def test_switching_backends_moves_tensors_created_before(boxed: Any) -> None:
+    a = tp.tensor([1.0, 2.0])
+    b = tp.tensor([10.0, 20.0])
+    assert a.backend == "numpy"
+    tp.set_backend("boxed")
+    c = a + b
+    assert c.backend == "boxed"
+    assert a.backend == "boxed"  # moved in place, as TensorFlow.js does
+    assert c.tolist() == [11.0, 22.0]
+    tp.set_backend("numpy")
+    d = c + a
+    assert d.backend == "numpy"
+    assert d.tolist() == [12.0, 24.0]
+
+
+def test_set_backend_unknown_and_options(boxed: Any) -> None:
+    with pytest.raises(tp.BackendError, match="'nope'.*registered: .*numpy"):
+        tp.set_backend("nope")
+    tp.set_backend("boxed", flavour="salty")
+    assert isinstance(tp.backend(), ListBackend)
+    assert tp.backend().options == {"flavour": "salty"}
+
+
+def test_default_backend_skips_a_failing_factory_with_a_warning() -> None:
+    def broken_factory() -> tp.Backend:
+        raise RuntimeError("no device here")
+
+    tp.register_backend("broken", broken_factory, priority=100)
+    engine.active = None
+    with pytest.warns(tp.PluginWarning, match="'broken'.*no device here.*trying the next"):
+        assert tp.get_backend() == "numpy"
+    with pytest.raises(tp.BackendError, match="no device here"):
+        tp.set_backend("broken")
+
+
+def test_no_backend_at_all_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine, "specs", {})
+    monkeypatch.setattr(engine, "active", None)
+    with pytest.raises(tp.NoBackendError, match="pip install tensorplug-numpy"):
+        tp.ones(2)
+
+
+def test_kernel_setup_and_dispose_run_once_per_activation() -> None:
+    calls: list[str] = []
+    tp.register_backend("hooked", ListBackend)
+    tp.register_kernel(
+        K.FILL, "hooked", boxed_fill, setup=lambda b: calls.append(f"setup {b.name}"),
+        dispose=lambda b: calls.append(f"dispose {b.name}"),
+    )  # fmt: skip
+    try:
+        assert calls == []  # nothing runs before the backend is initialised
+        tp.set_backend("hooked")
+        tp.set_backend("numpy")
+        tp.set_backend("hooked")
+        assert calls == ["setup hooked"]
+        backend = tp.backend("hooked")
+        tp.remove_backend("hooked")
+        assert calls == ["setup hooked", "dispose hooked"]
+        assert backend.disposed
+        tp.register_backend("hooked", ListBackend)
+        tp.set_backend("hooked")
+        assert calls == ["setup hooked", "dispose hooked", "setup hooked"]
+    finally:
+        tp.unregister_kernel(K.FILL, "hooked")
+    assert calls[-1] == "dispose hooked"  # unregistering from an initialised backend disposes
+
+
+def test_kernel_failures_name_kernel_backend_shapes_and_dtypes() -> None:
+    @tp.register_kernel("Explode", "numpy")
+    def explode(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        raise ValueError("kaboom")
+
+    try:
+        with pytest.raises(tp.KernelError) as info:
+            tp.run_kernel("Explode", {"x": tp.ones((2, 3)), "ys": [tp.tensor([1])]}, {"k": 1})
+        message = str(info.value)
+        assert "'Explode' on backend 'numpy'" in message
+        assert "x=float32[2, 3]" in message
+        assert "ys=[int32[1]]" in message
+        assert "{'k': 1}" in message
+        assert "ValueError: kaboom" in message
+        assert isinstance(info.value.__cause__, ValueError)
+    finally:
+        tp.unregister_kernel("Explode", "numpy")
+
+
+def test_run_kernel_rejects_non_tensor_inputs() -> None:
+    with pytest.raises(tp.DTypeError, match=r"run_kernel\('Add'\) on backend 'numpy': input 'b' is a float"):
+        tp.run_kernel("Add", {"a": tp.ones(1), "b": 1.0})
+
+
+def test_lazy_kernel_reference_is_resolved_at_first_use() -> None:
+    tp.register_kernel("LazyNeg", "numpy", "tensorplug_numpy._kernels:neg")
+    tp.register_kernel("LazyMissing", "numpy", "tensorplug_numpy._kernels:does_not_exist")
+    try:
+        assert tp.run_kernel("LazyNeg", {"x": tp.tensor([2.0])}).tolist() == [-2.0]
+        with pytest.raises(tp.KernelError, match="could not be imported from 'tensorplug_numpy._kernels:does_not"):
+            tp.run_kernel("LazyMissing", {"x": tp.tensor([2.0])})
+    finally:
+        tp.unregister_kernel("LazyNeg", "numpy")
+        tp.unregister_kernel("LazyMissing", "numpy")
+
+
+def test_multi_output_kernels_return_lists_and_differentiate() -> None:
+    @tp.register_kernel("TwiceThrice", "numpy")
+    def twice_thrice(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        return (inputs["x"] * 2, inputs["x"] * 3)
+
+    @tp.register_gradient("TwiceThrice")
+    def twice_thrice_grad(dys: list[tp.Tensor], saved: tuple[Any, ...], attrs: dict[str, Any]) -> Any:
+        return (dys[0] * 2.0 + dys[1] * 3.0,)
+
+    try:
+        a, b = tp.run_kernel("TwiceThrice", {"x": tp.tensor([1.0, 2.0])})
+        assert (a.tolist(), b.tolist()) == ([2.0, 4.0], [3.0, 6.0])
+        # Only the second output is used: the first gets a zero gradient filled in.
+        g = tp.grad(lambda x: tp.sum(tp.run_kernel("TwiceThrice", {"x": x})[1] * x))(tp.tensor([1.0, 2.0]))
+        assert g.tolist() == [6.0, 12.0]  # d/dx 3x*x = 6x
+    finally:
+        tp.unregister_kernel("TwiceThrice", "numpy")
+        tp.unregister_gradient("TwiceThrice")
+
+
+def test_every_core_kernel_is_registered_for_numpy() -> None:
+    registered = {s.kernel_name for s in tp.kernels_for_backend("numpy")}
+    assert set(K.ALL) - registered == set()
+    assert all(s.source == "tensorplug-numpy" for s in tp.kernels_for_backend("numpy"))
+
+
+def test_warnings_are_not_emitted_for_inf_and_nan_results() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tp.log(tp.tensor([0.0, -1.0]))
+        tp.div(tp.tensor([1.0, 0.0]), tp.tensor([0.0, 0.0]))
+        tp.sqrt(tp.tensor([-1.0]))
+        tp.mean(tp.zeros((0,)))

@@ -1,0 +1,110 @@
+"""Registries: precedence, explicit overrides, provenance, decorators, restore on unregister."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import tensorplug as tp
+from tensorplug import kernel_names as K
+
+
+def double_add(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+    return (inputs["a"] + inputs["b"]) * 2
+
+
+def test_provenance_of_builtin_entries() -> None:
+    kernel = tp.get_kernel("Add", "numpy")
+    assert kernel is not None
+    assert kernel.source == "tensorplug-numpy"
+    assert kernel.key == ("Add", "numpy")
+    gradient = tp.get_gradient("Add")
+    assert gradient is not None
+    assert gradient.source == "tensorplug"
+    assert tp.get_kernel("Add") == kernel  # the active backend by default
+    assert tp.get_kernel("Nope", "numpy") is None
+
+
+def test_shadowing_needs_override_and_unregister_restores() -> None:
+    with pytest.raises(tp.RegistrationError, match=r"\('Add', 'numpy'\) is already registered by tensorplug-numpy"):
+        tp.register_kernel("Add", "numpy", double_add)
+    tp.register_kernel("Add", "numpy", double_add, override=True)
+    try:
+        assert (tp.tensor([1.0]) + tp.tensor([2.0])).tolist() == [6.0]
+        assert [s.source for s in tp.kernel_stack("Add", "numpy")] == ["tensorplug-numpy", "runtime"]
+    finally:
+        removed = tp.unregister_kernel("Add", "numpy")
+    assert removed.kernel is double_add
+    assert (tp.tensor([1.0]) + tp.tensor([2.0])).tolist() == [3.0]
+
+
+def test_reregistering_the_same_function_is_quiet() -> None:
+    tp.register_kernel("Twice", "numpy", double_add)
+    tp.register_kernel("Twice", "numpy", double_add)  # a notebook cell run again
+    try:
+        assert len(tp.kernel_stack("Twice", "numpy")) == 1
+    finally:
+        tp.unregister_kernel("Twice", "numpy")
+    assert tp.get_kernel("Twice", "numpy") is None
+
+
+def test_unregister_unknown_is_an_error() -> None:
+    with pytest.raises(tp.RegistrationError, match="no kernel registered for"):
+        tp.unregister_kernel("Nope", "numpy")
+    with pytest.raises(tp.RegistrationError, match="from 'somebody'.*registered by: tensorplug"):
+        tp.unregister_gradient("Add", source="somebody")
+
+
+def test_gradient_override_and_restore() -> None:
+    x = tp.tensor(2.0)
+    assert tp.grad(tp.square)(x).item() == 4.0
+
+    @tp.register_gradient(K.SQUARE, override=True)
+    def constant(dy: tp.Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> Any:
+        return (dy * 7.0,)
+
+    try:
+        assert tp.grad(tp.square)(x).item() == 7.0
+        spec = tp.get_gradient(K.SQUARE)
+        assert spec is not None
+        assert spec.source == "runtime"
+        assert [s.source for s in tp.gradient_stack(K.SQUARE)] == ["tensorplug", "runtime"]
+    finally:
+        tp.unregister_gradient(K.SQUARE)
+    assert tp.grad(tp.square)(x).item() == 4.0
+
+
+def test_a_new_op_with_its_own_kernel_and_gradient() -> None:
+    @tp.register_kernel("Cube", "numpy")
+    def cube(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        return inputs["x"] ** 3
+
+    @tp.register_gradient("Cube", inputs_to_save=["x"])
+    def cube_grad(dy: tp.Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> Any:
+        (x,) = saved
+        return (dy * 3.0 * x * x,)
+
+    def op(x: tp.Tensor) -> tp.Tensor:
+        return tp.run_kernel("Cube", {"x": x})  # type: ignore[no-any-return]
+
+    try:
+        assert op(tp.tensor([2.0])).tolist() == [8.0]
+        tp.testing.check_grads(op, [tp.tensor([0.5, -1.5])], order=2)
+    finally:
+        tp.unregister_kernel("Cube", "numpy")
+        tp.unregister_gradient("Cube")
+
+
+def test_registration_rejects_non_callables() -> None:
+    with pytest.raises(tp.RegistrationError, match="must be callable"):
+        tp.register_kernel("Bad", "numpy", 42)  # type: ignore[call-overload]
+    with pytest.raises(tp.RegistrationError, match="must be callable"):
+        tp.register_gradient("Bad", 42)  # type: ignore[call-overload]
+    assert tp.get_kernel("Bad", "numpy") is None
+    assert tp.get_gradient("Bad") is None
+
+
+def test_every_core_kernel_has_a_gradient_entry() -> None:
+    missing = [name for name in K.ALL if tp.get_gradient(name) is None]
+    assert missing == []

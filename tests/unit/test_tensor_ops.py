@@ -1,0 +1,269 @@
+"""Tensors, dtype inference and promotion, and the ops of the first slice (expected values by hand)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import tensorplug as tp
+
+
+def test_tensor_infers_dtypes_like_tensorflow_js() -> None:
+    assert tp.tensor(1.5).dtype == "float32"
+    assert tp.tensor([1, 2]).dtype == "int32"
+    assert tp.tensor([True, False]).dtype == "bool"
+    assert tp.tensor(2**40).dtype == "int64"
+    assert tp.tensor(np.zeros(2, np.float64)).dtype == "float64"
+    assert tp.tensor(np.zeros(2, np.int64)).dtype == "int64"
+    assert tp.tensor(np.zeros(2, np.float16)).dtype == "float32"
+    assert tp.tensor([1, 2], dtype="float64").dtype == "float64"
+
+
+def test_tensor_metadata_and_reading_back() -> None:
+    x = tp.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    assert x.shape == (2, 3)
+    assert x.ndim == 2
+    assert x.size == 6
+    assert x.backend == "numpy"
+    assert x.device == "cpu"
+    assert x.tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    assert np.asarray(x).dtype == np.float32
+    assert tp.tensor([[7]]).item() == 7
+    assert "dtype=float32" in repr(x)
+    with pytest.raises(ValueError, match="one element"):
+        x.item()
+
+
+def test_numpy_view_is_read_only_and_input_is_copied() -> None:
+    source = np.array([1.0, 2.0], np.float32)
+    x = tp.tensor(source)
+    source[0] = 100.0
+    assert x.tolist() == [1.0, 2.0]
+    with pytest.raises(ValueError, match="read-only"):
+        x.numpy()[0] = 5.0
+
+
+def test_unsupported_data_is_a_dtype_error() -> None:
+    with pytest.raises(tp.DTypeError, match="tensor"):
+        tp.tensor(["a", "b"])
+    with pytest.raises(TypeError):  # DTypeError is a TypeError too
+        tp.tensor({"a": 1})
+    with pytest.raises(tp.DTypeError, match="unsupported dtype"):
+        tp.tensor([1.0], dtype="complex64")
+
+
+def test_tensor_constructor_is_not_public() -> None:
+    with pytest.raises(TypeError, match=r"tp\.tensor"):
+        tp.Tensor()
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ("float32", "float32", "float32"),
+        ("int32", "float32", "float64"),  # NumPy's rule for array + array
+        ("int32", "int64", "int64"),
+        ("float32", "float64", "float64"),
+        ("bool", "int32", "int32"),
+        ("int64", "float64", "float64"),
+    ],
+)
+def test_promotion_follows_numpy_for_tensors(a: str, b: str, expected: str) -> None:
+    result = tp.tensor([1], dtype=a) + tp.tensor([1], dtype=b)
+    assert result.dtype == expected
+
+
+def test_python_scalars_are_weak() -> None:
+    assert (tp.tensor([1.0]) * 2.5).dtype == "float32"
+    assert (tp.tensor([1.0], dtype="float64") + 1).dtype == "float64"
+    assert (tp.tensor([1]) + 2).dtype == "int32"
+    assert (tp.tensor([1]) + 2.5).dtype == "float32"
+    assert (2 - tp.tensor([1.0])).tolist() == [1.0]
+    assert (1 / tp.tensor([4.0])).tolist() == [0.25]
+
+
+def test_operators_go_through_ops() -> None:
+    a = tp.tensor([1.0, 2.0, 3.0])
+    b = tp.tensor([4.0, 5.0, 6.0])
+    assert (a + b).tolist() == [5.0, 7.0, 9.0]
+    assert (a - b).tolist() == [-3.0, -3.0, -3.0]
+    assert (a * b).tolist() == [4.0, 10.0, 18.0]
+    assert (b / a).tolist() == [4.0, 2.5, 2.0]
+    assert (a**2).tolist() == [1.0, 4.0, 9.0]
+    assert (-a).tolist() == [-1.0, -2.0, -3.0]
+    assert (a < b).tolist() == [True, True, True]
+    assert (a >= 2).tolist() == [False, True, True]
+    assert (a == 2).tolist() == [False, True, False]
+    assert (a != 2).tolist() == [True, False, True]
+    assert (a <= 1).tolist() == [True, False, False]
+    assert (a > 2).tolist() == [False, False, True]
+    assert (tp.ones((2, 3)) @ tp.ones((3, 1))).tolist() == [[3.0], [3.0]]
+    assert (np.array([1.0, 1.0, 1.0], np.float32) + a).tolist() == [2.0, 3.0, 4.0]
+
+
+def test_integer_division_is_true_division_in_float32() -> None:
+    result = tp.tensor([7, 2]) / tp.tensor([2, 4])
+    assert result.dtype == "float32"
+    assert result.tolist() == [3.5, 0.5]
+
+
+def test_broadcasting_and_its_error() -> None:
+    assert (tp.ones((2, 1)) + tp.tensor([1.0, 2.0, 3.0])).tolist() == [[2.0, 3.0, 4.0]] * 2
+    with pytest.raises(tp.ShapeError, match=r"add: shapes \(2, 3\) and \(4,\)"):
+        tp.ones((2, 3)) + tp.ones(4)
+    with pytest.raises(ValueError):  # ShapeError is a ValueError
+        tp.ones((2, 3)) * tp.ones((3, 2))
+
+
+def test_unary_ops_by_hand() -> None:
+    x = tp.tensor([0.0, 1.0, 4.0])
+    assert tp.sqrt(x).tolist() == [0.0, 1.0, 2.0]
+    assert tp.square(x).tolist() == [0.0, 1.0, 16.0]
+    assert tp.exp(tp.tensor([0.0])).tolist() == [1.0]
+    assert tp.log(tp.tensor([1.0, 0.0])).tolist() == [0.0, -math.inf]
+    assert math.isnan(tp.sqrt(tp.tensor(-1.0)).item())
+    assert tp.relu(tp.tensor([-2.0, 0.0, 3.0])).tolist() == [0.0, 0.0, 3.0]
+    assert tp.relu(tp.tensor([-2, 5])).dtype == "int32"
+    np.testing.assert_allclose(tp.tanh(tp.tensor([0.5])).numpy(), [math.tanh(0.5)], rtol=1e-6)
+    sig = tp.sigmoid(tp.tensor([0.0, 100.0, -100.0], dtype="float64")).tolist()
+    assert sig[0] == 0.5
+    assert sig[1] == pytest.approx(1.0)
+    assert sig[2] == pytest.approx(1 / (1 + math.exp(100)), rel=1e-6)
+    assert tp.exp(tp.tensor([1])).dtype == "float32"  # integers are computed in float
+
+
+def test_maximum_and_where() -> None:
+    assert tp.maximum(tp.tensor([1.0, 5.0]), tp.tensor([3.0, 2.0])).tolist() == [3.0, 5.0]
+    assert math.isnan(tp.maximum(tp.tensor([math.nan]), 1.0).item())
+    cond = tp.tensor([[True], [False]])
+    assert tp.where(cond, tp.tensor([1.0, 2.0]), 0.0).tolist() == [[1.0, 2.0], [0.0, 0.0]]
+    with pytest.raises(tp.DTypeError, match="bool"):
+        tp.where(tp.tensor([1.0]), 1.0, 2.0)
+
+
+def test_reductions() -> None:
+    x = tp.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    assert tp.sum(x).item() == 21.0
+    assert tp.sum(x, 0).tolist() == [5.0, 7.0, 9.0]
+    assert tp.sum(x, -1, keepdims=True).tolist() == [[6.0], [15.0]]
+    assert tp.mean(x, 1).tolist() == [2.0, 5.0]
+    assert tp.max(x, (0, 1)).item() == 6.0
+    assert tp.max(x, 0, keepdims=True).shape == (1, 3)
+    assert tp.sum(tp.tensor([1, 2], dtype="int32")).dtype == "int32"
+    assert tp.sum(tp.tensor([True, True, False])).tolist() == 2
+    assert tp.mean(tp.tensor([1, 2])).dtype == "float32"
+    assert tp.sum(tp.zeros((0, 3)), 0).tolist() == [0.0, 0.0, 0.0]
+    assert math.isnan(tp.mean(tp.zeros((0,))).item())
+    with pytest.raises(tp.ShapeError, match="size 0"):
+        tp.max(tp.zeros((0, 2)), 0)
+    with pytest.raises(tp.ShapeError, match="out of range"):
+        tp.sum(x, 2)
+    with pytest.raises(tp.ShapeError, match="repeats"):
+        tp.sum(x, (1, -1))
+
+
+def test_shape_ops() -> None:
+    x = tp.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    assert tp.reshape(x, (3, -1)).tolist() == [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+    assert x.reshape(6).shape == (6,)
+    assert tp.transpose(x).tolist() == [[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]]
+    assert x.T.shape == (3, 2)
+    assert tp.broadcast_to(tp.tensor([1.0, 2.0]), (2, 2)).tolist() == [[1.0, 2.0], [1.0, 2.0]]
+    assert tp.expand_dims(x, 1).shape == (2, 1, 3)
+    assert tp.cast(tp.tensor([1.7, -1.7]), "int32").tolist() == [1, -1]
+    assert tp.cast(x, "float32") is x
+    with pytest.raises(tp.ShapeError, match="cannot reshape"):
+        tp.reshape(x, (4, -1))
+    with pytest.raises(tp.ShapeError, match="permutation"):
+        tp.transpose(x, (0, 0))
+    with pytest.raises(tp.ShapeError, match="cannot be broadcast"):
+        tp.broadcast_to(x, (3, 3))
+
+
+def test_creation() -> None:
+    assert tp.zeros((2, 2)).tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    assert tp.ones(3, dtype="int64").dtype == "int64"
+    assert tp.full((1,), 7).tolist() == [7]
+    assert tp.full((1,), 7).dtype == "int32"
+    assert tp.fill((2,), True).dtype == "bool"
+    assert tp.zeros_like(tp.tensor([1, 2])).tolist() == [0, 0]
+    with pytest.raises(tp.ShapeError, match="negative"):
+        tp.zeros((-1, 2))
+
+
+def test_matmul_shapes_batches_and_vectors() -> None:
+    a = tp.tensor([[1.0, 2.0], [3.0, 4.0]])
+    b = tp.tensor([[5.0, 6.0], [7.0, 8.0]])
+    assert tp.matmul(a, b).tolist() == [[19.0, 22.0], [43.0, 50.0]]
+    assert tp.matmul(a, b, transpose_a=True).tolist() == [[26.0, 30.0], [38.0, 44.0]]
+    assert tp.matmul(a, b, transpose_b=True).tolist() == [[17.0, 23.0], [39.0, 53.0]]
+    assert tp.matmul(tp.ones((4, 1, 2, 3)), tp.ones((5, 3, 2))).shape == (4, 5, 2, 2)
+    assert tp.matmul(tp.tensor([1.0, 2.0]), a).tolist() == [7.0, 10.0]
+    assert tp.matmul(a, tp.tensor([1.0, 1.0])).tolist() == [3.0, 7.0]
+    with pytest.raises(tp.ShapeError, match="inner dimensions"):
+        tp.matmul(tp.ones((2, 3)), tp.ones((2, 3)))
+
+
+def test_softmax_and_stable_log_softmax() -> None:
+    p = tp.softmax(tp.tensor([[1.0, 1.0], [0.0, math.log(3.0)]]))
+    np.testing.assert_allclose(p.numpy(), [[0.5, 0.5], [0.25, 0.75]], rtol=1e-6)
+    big = tp.log_softmax(tp.tensor([1000.0, 1000.0]))
+    np.testing.assert_allclose(big.numpy(), [-math.log(2.0)] * 2, rtol=1e-6)
+    lse = tp.log_sum_exp(tp.tensor([[0.0, 0.0], [1000.0, 1000.0]]), 1)
+    np.testing.assert_allclose(lse.numpy(), [math.log(2.0), 1000.0 + math.log(2.0)], rtol=1e-6)
+    assert tp.log_sum_exp(tp.zeros((2, 3))).shape == ()
+
+
+def test_moving_average_as_tensorflow_js() -> None:
+    v = tp.tensor([10.0, 10.0, 10.0, 10.0])
+    x = tp.tensor([1.0, 2.0, 3.0, 4.0])
+    # (x - v) * (1 - 0.6) = [-3.6, -3.2, -2.8, -2.4]; debias divides by 1 - 0.6**1 = 0.4
+    np.testing.assert_allclose(tp.moving_average(v, x, 0.6, step=1).numpy(), [1.0, 2.0, 3.0, 4.0], rtol=1e-6)
+    np.testing.assert_allclose(
+        tp.moving_average(v, x, 0.6, zero_debias=False).numpy(), [6.4, 6.8, 7.2, 7.6], rtol=1e-6
+    )
+    # step 2: divide by 1 - 0.36 = 0.64
+    np.testing.assert_allclose(
+        tp.moving_average(v, x, 0.6, step=2).numpy(), [10 - 3.6 / 0.64, 10 - 3.2 / 0.64, 10 - 2.8 / 0.64, 10 - 2.4 / 0.64],
+        rtol=1e-5,
+    )
+    with pytest.raises(tp.TensorplugError, match="step"):
+        tp.moving_average(v, x, 0.6)
+
+
+def test_softmax_cross_entropy_values_and_reductions() -> None:
+    labels = tp.tensor([[0.0, 1.0], [1.0, 0.0]])
+    logits = tp.tensor([[0.0, 0.0], [0.0, math.log(3.0)]])
+    # per example: ln 2, and -ln(1/4) = ln 4
+    per_example = tp.losses.softmax_cross_entropy(labels, logits, reduction="none")
+    np.testing.assert_allclose(per_example.numpy(), [math.log(2), math.log(4)], rtol=1e-6)
+    mean = tp.losses.softmax_cross_entropy(labels, logits)
+    assert mean.item() == pytest.approx((math.log(2) + math.log(4)) / 2, rel=1e-6)
+    total = tp.losses.softmax_cross_entropy(labels, logits, reduction="sum")
+    assert total.item() == pytest.approx(math.log(2) + math.log(4), rel=1e-6)
+    weighted = tp.losses.softmax_cross_entropy(labels, logits, weights=tp.tensor([0.0, 2.0]))
+    assert weighted.item() == pytest.approx(2 * math.log(4), rel=1e-6)  # one non-zero weight
+    smoothed = tp.losses.softmax_cross_entropy(
+        tp.tensor([[0.0, 1.0]]), tp.tensor([[0.0, 0.0]]), label_smoothing=0.5
+    )
+    assert smoothed.item() == pytest.approx(math.log(2), rel=1e-6)  # labels become [0.25, 0.75]
+    with pytest.raises(tp.ShapeError, match="same shape"):
+        tp.losses.softmax_cross_entropy(tp.ones((2, 3)), tp.ones((2, 2)))
+    with pytest.raises(tp.TensorplugError, match="reduction"):
+        tp.losses.softmax_cross_entropy(labels, logits, reduction="median")  # type: ignore[arg-type]
+
+
+def test_variables_assign_and_check() -> None:
+    w = tp.variable([1.0, 2.0], name="w_assign")
+    assert isinstance(w, tp.Tensor)
+    w.assign(tp.tensor([3.0, 4.0]))
+    assert w.tolist() == [3.0, 4.0]
+    w.assign([5.0, 6.0])
+    assert w.tolist() == [5.0, 6.0]
+    with pytest.raises(tp.ShapeError, match="w_assign"):
+        w.assign(tp.tensor([1.0]))
+    snapshot = tp.tensor(w)
+    w.assign([0.0, 0.0])
+    assert snapshot.tolist() == [5.0, 6.0]
