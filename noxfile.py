@@ -1,10 +1,10 @@
 """Test sessions: each installs the local distributions it needs into its own virtualenv.
 
-    nox                 # every default session
-    nox -s tests        # core + numpy backend
-    nox -s core_only    # core with no backend installed
-    nox -s plugins      # core + numpy + the fixture plugins under tests/fixtures
-    nox -s lint typecheck
+nox                 # every default session
+nox -s tests        # core + numpy backend
+nox -s core_only    # core with no backend installed
+nox -s plugins      # core + numpy + the fixture plugins under tests/fixtures
+nox -s lint typecheck
 """
 
 from __future__ import annotations

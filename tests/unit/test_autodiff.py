@@ -274,7 +274,7 @@ def test_tapes_are_per_thread() -> None:
             for _ in range(50):
                 total += tp.grad(lambda x: x * x * x)(x).item()
             results[i] = total
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]

@@ -52,7 +52,7 @@ def test_reregistering_the_same_function_is_quiet() -> None:
 def test_unregister_unknown_is_an_error() -> None:
     with pytest.raises(tp.RegistrationError, match="no kernel registered for"):
         tp.unregister_kernel("Nope", "numpy")
-    with pytest.raises(tp.RegistrationError, match="from 'somebody'.*registered by: tensorplug"):
+    with pytest.raises(tp.RegistrationError, match=r"from 'somebody'.*registered by: tensorplug"):
         tp.unregister_gradient("Add", source="somebody")
 
 

@@ -39,7 +39,7 @@ __all__ = [
 class _Scope:
     """Record the kernels run inside it on this thread's tape, watching ``xs``."""
 
-    __slots__ = ("tape", "_saved")
+    __slots__ = ("_saved", "tape")
 
     def __init__(self, xs: Sequence[Tensor]) -> None:
         self._saved = state.tape
@@ -104,7 +104,7 @@ def _describe_inputs(record: Record) -> str:
     return ", ".join(f"{name}{'' if i < 0 else f'[{i}]'}={describe(t)}" for name, i, t in _flat_inputs(record))
 
 
-def _call_gradient(record: Record, dys: list[Tensor]) -> list[Any]:
+def _call_gradient(record: Record, dys: Sequence[Tensor]) -> list[Any]:
     """Call the record's gradient and return one entry per input name, in input order."""
     spec = _gradient_spec(record)
     fn = resolve(spec.grad, f"gradient of {record.kernel_name!r}")
@@ -140,8 +140,8 @@ def _backprop(records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: Tensor
         dys = [grads.get(id(o)) for o in record.outputs]
         if all(d is None for d in dys):
             continue
-        dys = [d if d is not None else zeros_like(o) for d, o in zip(dys, record.outputs, strict=True)]
-        results = _call_gradient(record, dys)
+        filled = [d if d is not None else zeros_like(o) for d, o in zip(dys, record.outputs, strict=True)]
+        results = _call_gradient(record, filled)
         for (name, value), g in zip(record.inputs.items(), results, strict=True):
             if isinstance(value, Tensor):
                 _accumulate(grads, record, name, value, g)
@@ -201,7 +201,7 @@ def _check_xs(xs: Sequence[Any], fname: str) -> list[Tensor]:
 
 
 def _gradients(
-    f: Callable[..., Any], xs: list[Tensor], dy: Any, fname: str, allow_unconnected: bool = False
+    f: Callable[..., Any], xs: Sequence[Tensor], dy: Any, fname: str, allow_unconnected: bool = False
 ) -> tuple[Tensor, list[Tensor | None]]:
     scope = _Scope(xs)
     with scope:

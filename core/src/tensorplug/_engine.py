@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from tensorplug._backend import Backend
 from tensorplug._errors import (
@@ -172,7 +172,7 @@ class Engine:
         if spec is None:
             raise KernelNotFoundError(missing_kernel_message(name, backend.name))
         try:
-            fn = resolve(spec.kernel, f"kernel {name!r} for backend {backend.name!r} (from {spec.source})")
+            fn: KernelFunc = resolve(spec.kernel, f"kernel {name!r} for backend {backend.name!r} (from {spec.source})")
         except TensorplugError:
             raise
         except Exception as exc:
@@ -217,7 +217,7 @@ def missing_kernel_message(name: str, backend_name: str) -> str:
 engine = Engine()
 
 
-def run_kernel(name: str, inputs: Mapping[str, Any], attrs: dict[str, Any] | None = None) -> Any:
+def run_kernel(name: str, inputs: Mapping[str, Any], attrs: dict[str, Any] | None = None) -> Tensor | list[Tensor]:
     """Run kernel ``name`` of the active backend on ``inputs`` (Tensors, or lists of them).
 
     Returns a Tensor, or a list of Tensors for kernels with several outputs.
@@ -289,6 +289,14 @@ def run_kernel(name: str, inputs: Mapping[str, Any], attrs: dict[str, Any] | Non
     return t
 
 
+class _SingleOutputDispatch(Protocol):
+    def __call__(self, name: str, inputs: Mapping[str, Any], attrs: dict[str, Any] | None = None, /) -> Tensor: ...
+
+
+dispatch: _SingleOutputDispatch = run_kernel  # type: ignore[assignment]
+"""``run_kernel`` for single-output kernels, typed as returning one Tensor (what the ops call)."""
+
+
 def _bad_input(name: str, backend: Backend, key: str, value: object) -> TensorplugError:
     from tensorplug._errors import DTypeError
 
@@ -298,7 +306,9 @@ def _bad_input(name: str, backend: Backend, key: str, value: object) -> Tensorpl
     )
 
 
-def _failure_message(name: str, backend: Backend, inputs: Mapping[str, Any], attrs: dict[str, Any], exc: Exception) -> str:
+def _failure_message(
+    name: str, backend: Backend, inputs: Mapping[str, Any], attrs: dict[str, Any], exc: Exception
+) -> str:
     parts = []
     for key, t in inputs.items():
         if isinstance(t, list | tuple):

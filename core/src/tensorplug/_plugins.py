@@ -15,6 +15,7 @@ Environment (read before any plugin module is imported):
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -83,8 +84,13 @@ def load_plugins() -> None:
     """Register the built-in plugin, then discover and load the installed ones (called on import)."""
     from tensorplug import gradients as builtin
 
-    _load(builtin, PluginInfo("tensorplug", "tensorplug", _version("tensorplug"), builtin.__name__, "loaded"),
-          LAYER_BUILTIN, 0, strict=True)
+    _load(
+        builtin,
+        PluginInfo("tensorplug", "tensorplug", _version("tensorplug"), builtin.__name__, "loaded"),
+        LAYER_BUILTIN,
+        0,
+        strict=True,
+    )
     disabled = _truthy(ENV_DISABLE)
     allowed = {_normalize(n) for n in os.environ.get(ENV_ALLOW, "").split(",") if n.strip()}
     strict = _truthy(ENV_STRICT)
@@ -97,9 +103,7 @@ def load_plugins() -> None:
         found.append((_normalize(dist.name) if dist else "", ep.name, ep, dist))
     found.sort(key=lambda item: (item[0], item[1]))
     for rank, (dist_name, ep_name, ep, dist) in enumerate(found, start=1):
-        info = PluginInfo(
-            ep_name, dist.name if dist else "?", dist.version if dist else "?", ep.value, "loaded"
-        )
+        info = PluginInfo(ep_name, dist.name if dist else "?", dist.version if dist else "?", ep.value, "loaded")
         if disabled:
             info.status, info.error = "blocked", f"{ENV_DISABLE} is set"
         elif allowed and _normalize(ep_name) not in allowed and dist_name not in allowed:
@@ -146,20 +150,20 @@ def _load(module: ModuleType, info: PluginInfo, layer: int, rank: int, strict: b
     except Exception as exc:
         _fail(info, f"invalid hook implementations: {type(exc).__name__}: {exc}", strict, exc)
         return
-    undo: list[Callable[[], Any]] = [lambda: manager.unregister(name=plugin_id)]
+    undo: list[Callable[[], Any]] = [functools.partial(manager.unregister, name=plugin_id)]
     try:
         backends = _collect(plugin_id, "tensorplug_backends", BackendSpec)
         kernels = _collect(plugin_id, "tensorplug_kernels", KernelSpec)
         grads = _collect(plugin_id, "tensorplug_gradients", GradientSpec)
         for spec in backends:
             engine.add_backend(replace(spec, source=info.distribution))
-            undo.append(lambda name=spec.name: engine.specs.pop(name, None))
+            undo.append(functools.partial(engine.specs.pop, spec.name, None))
         for kspec in kernels:
             added_k = _add(kernel_registry, replace(kspec, source=info.distribution), layer, rank, info)
-            undo.append(lambda s=added_k: kernel_registry.discard(s))
+            undo.append(functools.partial(kernel_registry.discard, added_k))
         for gspec in grads:
             added_g = _add(gradient_registry, replace(gspec, source=info.distribution), layer, rank, info)
-            undo.append(lambda s=added_g: gradient_registry.discard(s))
+            undo.append(functools.partial(gradient_registry.discard, added_g))
     except Exception as exc:
         for action in reversed(undo):
             action()
@@ -169,7 +173,7 @@ def _load(module: ModuleType, info: PluginInfo, layer: int, rank: int, strict: b
     info.kernels, info.gradients = len(kernels), len(grads)
 
 
-def _collect(plugin_id: str, hook_name: str, kind: type) -> list[Any]:
+def _collect(plugin_id: str, hook_name: str, kind: type[Any]) -> list[Any]:
     """Call one plugin's implementation of a hook and validate what it returns."""
     caller = getattr(manager.hook, hook_name)
     specs: list[Any] = []
@@ -182,7 +186,7 @@ def _collect(plugin_id: str, hook_name: str, kind: type) -> list[Any]:
         if not isinstance(result, Sequence) or isinstance(result, str):
             raise RegistrationError(f"{hook_name}() must return a list of {kind.__name__}, got {type(result).__name__}")
         for item in result:
-            if not isinstance(item, kind):
+            if not isinstance(item, BackendSpec | KernelSpec | GradientSpec) or not isinstance(item, kind):
                 raise RegistrationError(
                     f"{hook_name}() returned a {type(item).__name__} ({item!r:.80}); expected {kind.__name__}"
                 )
@@ -204,7 +208,9 @@ def _validate(spec: BackendSpec | KernelSpec | GradientSpec) -> None:
         if not spec.kernel_name:
             raise RegistrationError(f"malformed GradientSpec {spec!r}: needs a kernel name")
         if spec.grad is not None and not (callable(spec.grad) or isinstance(spec.grad, str)):
-            raise RegistrationError(f"GradientSpec for {spec.kernel_name!r}: grad must be callable, 'module:attr' or None")
+            raise RegistrationError(
+                f"GradientSpec for {spec.kernel_name!r}: grad must be callable, 'module:attr' or None"
+            )
 
 
 def _add(registry: LayeredRegistry[Any], spec: Any, layer: int, rank: int, info: PluginInfo) -> Any:
@@ -230,4 +236,3 @@ def _add(registry: LayeredRegistry[Any], spec: Any, layer: int, rank: int, info:
             stacklevel=2,
         )
     return spec
-

@@ -53,7 +53,12 @@ def _add_runtime(registry: LayeredRegistry[Any], spec: Any, override: bool, fn_a
 
 @overload
 def register_kernel(
-    kernel_name: str, backend_name: str, kernel: None = None, *, setup: Any = None, dispose: Any = None,
+    kernel_name: str,
+    backend_name: str,
+    kernel: None = None,
+    *,
+    setup: Any = None,
+    dispose: Any = None,
     override: bool = False,
 ) -> Callable[[F], F]: ...
 @overload
@@ -126,12 +131,19 @@ _DECORATOR: Any = object()  # register_gradient(name) with no grad: used as a de
 
 @overload
 def register_gradient(
-    kernel_name: str, *, inputs_to_save: Sequence[str] = (), outputs_to_save: Sequence[int] = (),
+    kernel_name: str,
+    *,
+    inputs_to_save: Sequence[str] = (),
+    outputs_to_save: Sequence[int] = (),
     override: bool = False,
 ) -> Callable[[F], F]: ...
 @overload
 def register_gradient(
-    kernel_name: str, grad: F | None, *, inputs_to_save: Sequence[str] = (), outputs_to_save: Sequence[int] = (),
+    kernel_name: str,
+    grad: F | None,
+    *,
+    inputs_to_save: Sequence[str] = (),
+    outputs_to_save: Sequence[int] = (),
     override: bool = False,
 ) -> F: ...
 def register_gradient(

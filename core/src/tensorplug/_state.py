@@ -23,7 +23,7 @@ class Tape:
 class Record:
     """One recorded kernel call: what the backward pass needs to differentiate it."""
 
-    __slots__ = ("kernel_name", "inputs", "attrs", "outputs", "grad")
+    __slots__ = ("attrs", "grad", "inputs", "kernel_name", "outputs")
 
     def __init__(
         self,

@@ -26,7 +26,7 @@ class Tensor:
     ((2, 2), 'float32')
     """
 
-    __slots__ = ("_data", "_backend", "_tape", "_dtype", "__weakref__")
+    __slots__ = ("__weakref__", "_backend", "_data", "_dtype", "_tape")
     __array_priority__ = 1000.0  # numpy defers `ndarray + Tensor` to Tensor.__radd__
 
     _data: Any

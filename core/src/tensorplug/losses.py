@@ -35,7 +35,9 @@ Reduction = Literal["none", "sum", "mean", "sum_by_nonzero_weights"]
 _REDUCTIONS = ("none", "sum", "mean", "sum_by_nonzero_weights")
 
 
-def compute_weighted_loss(losses: Tensor, weights: Any = None, reduction: Reduction = "sum_by_nonzero_weights") -> Tensor:
+def compute_weighted_loss(
+    losses: Tensor, weights: Any = None, reduction: Reduction = "sum_by_nonzero_weights"
+) -> Tensor:
     """Weight per-example ``losses`` and reduce them, as TensorFlow.js's ``computeWeightedLoss``."""
     if reduction not in _REDUCTIONS:
         raise TensorplugError(f"losses: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
@@ -66,7 +68,7 @@ def _softmax_cross_entropy_with_logits(labels: Tensor, logits: Tensor) -> Tensor
         value = sum(neg(mul(log_probs, labels)), -1)
 
         def grad_fn(dy: Tensor) -> tuple[Tensor, Tensor]:
-            dy = reshape(dy, dy.shape + (1,))
+            dy = reshape(dy, (*dy.shape, 1))
             d_labels = mul(dy, neg(log_probs))
             # softmax - labels for rows of labels that sum to 1; exact for any labels
             d_logits = mul(dy, sub(mul(exp(log_probs), sum(labels, -1, keepdims=True)), labels))
@@ -74,7 +76,8 @@ def _softmax_cross_entropy_with_logits(labels: Tensor, logits: Tensor) -> Tensor
 
         return value, grad_fn
 
-    return fused(labels, logits)  # type: ignore[no-any-return]
+    result: Tensor = fused(labels, logits)
+    return result
 
 
 def softmax_cross_entropy(

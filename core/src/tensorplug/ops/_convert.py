@@ -10,7 +10,7 @@ import numpy as np
 
 from tensorplug import _dtypes
 from tensorplug import kernel_names as K
-from tensorplug._engine import engine, run_kernel
+from tensorplug._engine import dispatch, engine
 from tensorplug._errors import DTypeError, ShapeError, TensorplugError
 from tensorplug._tensor import Tensor, describe
 
@@ -76,10 +76,10 @@ def scalar_like(value: bool | int | float, other: Tensor) -> Tensor:
 def cast(x: Any, dtype: Any) -> Tensor:
     """Cast to ``dtype`` (float to int truncates toward zero). Returns ``x`` itself if the dtype matches."""
     target = _dtypes.check_dtype(dtype, "cast()")
-    x = as_tensor(x)
-    if x.dtype == target:
-        return x
-    return run_kernel(K.CAST, {"x": x}, {"dtype": target})  # type: ignore[no-any-return]
+    t = as_tensor(x)
+    if t.dtype == target:
+        return t
+    return dispatch(K.CAST, {"x": t}, {"dtype": target})
 
 
 def binary_operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:

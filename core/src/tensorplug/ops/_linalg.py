@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from tensorplug import kernel_names as K
-from tensorplug._engine import run_kernel
+from tensorplug._engine import dispatch
 from tensorplug._errors import DTypeError, ShapeError
 from tensorplug._tensor import Tensor, describe
-from tensorplug.ops._convert import promote_operands, broadcast_shapes
+from tensorplug.ops._convert import broadcast_shapes, promote_operands
 from tensorplug.ops._shape import reshape
 
 
@@ -40,8 +40,8 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False)
             f"times {describe(b)}{' (transposed)' if transpose_b else ''} ({ka} != {kb})"
         )
     batch = broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2])
-    out = run_kernel(K.BATCH_MAT_MUL, {"a": a, "b": b}, {"transpose_a": transpose_a, "transpose_b": transpose_b})
+    out = dispatch(K.BATCH_MAT_MUL, {"a": a, "b": b}, {"transpose_a": transpose_a, "transpose_b": transpose_b})
     if squeeze_a or squeeze_b:
         shape = batch + ((m,) if not squeeze_a else ()) + ((n,) if not squeeze_b else ())
         out = reshape(out, shape)
-    return out  # type: ignore[no-any-return]
+    return out

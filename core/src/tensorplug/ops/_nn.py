@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tensorplug import kernel_names as K
-from tensorplug._engine import run_kernel
+from tensorplug._engine import dispatch
 from tensorplug._state import no_grad
 from tensorplug._tensor import Tensor
 from tensorplug.ops._binary import sub
@@ -21,7 +21,7 @@ def softmax(logits: Any, axis: int = -1) -> Tensor:
     logits = as_tensor(logits)
     check_float("softmax", logits)
     dim = normalize_axis("softmax", axis, logits.ndim)
-    return run_kernel(K.SOFTMAX, {"logits": logits}, {"dim": dim})  # type: ignore[no-any-return]
+    return dispatch(K.SOFTMAX, {"logits": logits}, {"dim": dim})
 
 
 def log_sum_exp(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:

@@ -7,7 +7,7 @@ from typing import Any
 
 from tensorplug import _dtypes
 from tensorplug import kernel_names as K
-from tensorplug._engine import run_kernel
+from tensorplug._engine import dispatch
 from tensorplug._errors import ShapeError
 from tensorplug._tensor import Tensor, describe
 from tensorplug.ops._convert import as_tensor, broadcast_shapes, normalize_shape
@@ -15,46 +15,46 @@ from tensorplug.ops._convert import as_tensor, broadcast_shapes, normalize_shape
 
 def reshape(x: Any, shape: Any) -> Tensor:
     """``x`` with a new shape of the same size; one dimension may be -1 (inferred)."""
-    x = as_tensor(x)
+    t = as_tensor(x)
     dims = [shape] if isinstance(shape, int) else list(shape)
     if dims.count(-1) > 1:
-        raise ShapeError(f"reshape: at most one dimension may be -1, got {tuple(dims)} for {describe(x)}")
-    size = x.size
+        raise ShapeError(f"reshape: at most one dimension may be -1, got {tuple(dims)} for {describe(t)}")
+    size = t.size
     if -1 in dims:
         known = math.prod(d for d in dims if d != -1)
         if known == 0 or size % known:
-            raise ShapeError(f"reshape: cannot reshape {describe(x)} ({size} elements) to {tuple(dims)}")
+            raise ShapeError(f"reshape: cannot reshape {describe(t)} ({size} elements) to {tuple(dims)}")
         dims[dims.index(-1)] = size // known
     target = normalize_shape("reshape", dims)
     if math.prod(target) != size:
-        raise ShapeError(f"reshape: cannot reshape {describe(x)} ({size} elements) to {target}")
-    if target == x.shape:
-        return x
-    return run_kernel(K.RESHAPE, {"x": x}, {"shape": target})  # type: ignore[no-any-return]
+        raise ShapeError(f"reshape: cannot reshape {describe(t)} ({size} elements) to {target}")
+    if target == t.shape:
+        return t
+    return dispatch(K.RESHAPE, {"x": t}, {"shape": target})
 
 
 def transpose(x: Any, perm: Any = None) -> Tensor:
     """Permute the axes of ``x`` (reverse them when ``perm`` is None)."""
-    x = as_tensor(x)
-    ndim = x.ndim
+    t = as_tensor(x)
+    ndim = t.ndim
     axes = tuple(reversed(range(ndim))) if perm is None else tuple(int(p) for p in perm)
     if sorted(p % ndim if ndim else p for p in axes) != list(range(ndim)) or any(not -ndim <= p < ndim for p in axes):
-        raise ShapeError(f"transpose: perm {perm!r} is not a permutation of the {ndim} axes of {describe(x)}")
+        raise ShapeError(f"transpose: perm {perm!r} is not a permutation of the {ndim} axes of {describe(t)}")
     axes = tuple(p % ndim for p in axes)
     if axes == tuple(range(ndim)):
-        return x
-    return run_kernel(K.TRANSPOSE, {"x": x}, {"perm": axes})  # type: ignore[no-any-return]
+        return t
+    return dispatch(K.TRANSPOSE, {"x": t}, {"perm": axes})
 
 
 def broadcast_to(x: Any, shape: Any) -> Tensor:
     """``x`` broadcast to ``shape`` (NumPy rules)."""
-    x = as_tensor(x)
+    t = as_tensor(x)
     target = normalize_shape("broadcast_to", shape)
-    if len(target) < x.ndim or broadcast_shapes("broadcast_to", x.shape, target) != target:
-        raise ShapeError(f"broadcast_to: cannot broadcast {describe(x)} to shape {target}")
-    if target == x.shape:
-        return x
-    return run_kernel(K.BROADCAST_TO, {"x": x}, {"shape": target})  # type: ignore[no-any-return]
+    if len(target) < t.ndim or broadcast_shapes("broadcast_to", t.shape, target) != target:
+        raise ShapeError(f"broadcast_to: cannot broadcast {describe(t)} to shape {target}")
+    if target == t.shape:
+        return t
+    return dispatch(K.BROADCAST_TO, {"x": t}, {"shape": target})
 
 
 def sum_to_shape(dy: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -67,9 +67,7 @@ def sum_to_shape(dy: Tensor, shape: tuple[int, ...]) -> Tensor:
     from tensorplug.ops._reduction import sum as sum_
 
     lead = dy.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, d in enumerate(shape) if d == 1 and dy.shape[lead + i] != 1
-    )
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape) if d == 1 and dy.shape[lead + i] != 1)
     reduced = sum_(dy, axes) if axes else dy
     return reshape(reduced, shape)
 
@@ -82,7 +80,7 @@ def fill(shape: Any, value: bool | int | float, dtype: Any = None) -> Tensor:
         if isinstance(value, float):
             dtype = _dtypes.DEFAULT_FLOAT
     checked = _dtypes.check_dtype(dtype, "fill()")
-    return run_kernel(K.FILL, {}, {"shape": dims, "value": value, "dtype": checked})  # type: ignore[no-any-return]
+    return dispatch(K.FILL, {}, {"shape": dims, "value": value, "dtype": checked})
 
 
 def full(shape: Any, value: bool | int | float, dtype: Any = None) -> Tensor:
