@@ -65,6 +65,7 @@ class PluginInfo:
 manager = pluggy.PluginManager(hookspecs.PROJECT)
 manager.add_hookspecs(hookspecs)
 _infos: list[PluginInfo] = []
+_undo: list[Callable[[], Any]] = []  # how to take back every plugin applied so far, in order
 
 
 def plugins() -> list[PluginInfo]:
@@ -92,7 +93,7 @@ def load_plugins() -> None:
         strict=True,
     )
     disabled = _truthy(ENV_DISABLE)
-    allowed = {_normalize(n) for n in os.environ.get(ENV_ALLOW, "").split(",") if n.strip()}
+    allowed = {_normalize(n.strip()) for n in os.environ.get(ENV_ALLOW, "").split(",") if n.strip()}
     strict = _truthy(ENV_STRICT)
 
     from importlib.metadata import entry_points
@@ -122,6 +123,14 @@ def load_plugins() -> None:
         _load(module, info, LAYER_PLUGIN, rank, strict)
 
 
+def _unload_all() -> None:
+    """Take back every plugin applied so far (strict mode fails the import: leave nothing behind)."""
+    for action in reversed(_undo):
+        action()
+    _undo.clear()
+    _infos.clear()
+
+
 def _version(dist: str) -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -138,6 +147,7 @@ def _fail(info: PluginInfo, message: str, strict: bool, cause: BaseException | N
         f"and was skipped: {message}. Exclude it with {ENV_ALLOW}, or set {ENV_STRICT}=1 to make this an error."
     )
     if strict:
+        _unload_all()
         raise PluginError(text) from cause
     warn(text, stacklevel=2)
 
@@ -156,12 +166,15 @@ def _load(module: ModuleType, info: PluginInfo, layer: int, rank: int, strict: b
         kernels = _collect(plugin_id, "tensorplug_kernels", KernelSpec)
         grads = _collect(plugin_id, "tensorplug_gradients", GradientSpec)
         for spec in backends:
+            _validate(spec)
             engine.add_backend(replace(spec, source=info.distribution))
             undo.append(functools.partial(engine.specs.pop, spec.name, None))
         for kspec in kernels:
+            _validate(kspec)
             added_k = _add(kernel_registry, replace(kspec, source=info.distribution), layer, rank, info)
             undo.append(functools.partial(kernel_registry.discard, added_k))
         for gspec in grads:
+            _validate(gspec)
             added_g = _add(gradient_registry, replace(gspec, source=info.distribution), layer, rank, info)
             undo.append(functools.partial(gradient_registry.discard, added_g))
     except Exception as exc:
@@ -169,6 +182,7 @@ def _load(module: ModuleType, info: PluginInfo, layer: int, rank: int, strict: b
             action()
         _fail(info, f"{type(exc).__name__}: {exc}", strict, exc)
         return
+    _undo.extend(undo)
     info.backends = [s.name for s in backends]
     info.kernels, info.gradients = len(kernels), len(grads)
 
@@ -190,12 +204,16 @@ def _collect(plugin_id: str, hook_name: str, kind: type[Any]) -> list[Any]:
                 raise RegistrationError(
                     f"{hook_name}() returned a {type(item).__name__} ({item!r:.80}); expected {kind.__name__}"
                 )
-            _validate(item)
             specs.append(item)
     return specs
 
 
 def _validate(spec: BackendSpec | KernelSpec | GradientSpec) -> None:
+    names: tuple[object, ...] = (spec.name,) if isinstance(spec, BackendSpec) else (spec.kernel_name,)
+    if isinstance(spec, KernelSpec):
+        names += (spec.backend_name,)
+    if not all(isinstance(n, str) for n in names):
+        raise RegistrationError(f"malformed {type(spec).__name__} {spec!r:.120}: names must be strings")
     if isinstance(spec, BackendSpec):
         if not spec.name or not (callable(spec.factory) or isinstance(spec.factory, str)):
             raise RegistrationError(f"malformed BackendSpec {spec!r}: needs a name and a factory")

@@ -8,6 +8,9 @@ import numpy as np
 
 from tensorplug import Backend
 
+# numpy's dtype.name is a slow Python property; a dict keyed by dtype is a fast lookup.
+_DTYPE_NAMES = {np.dtype(name): name for name in ("float32", "float64", "int32", "int64", "bool")}
+
 
 class NumpyBackend(Backend):
     """Tensors as numpy arrays on the CPU."""
@@ -22,7 +25,9 @@ class NumpyBackend(Backend):
         return np.asarray(raw)
 
     def dtype_of(self, raw: Any) -> str:
-        return str(raw.dtype.name)
+        dtype = raw.dtype
+        name = _DTYPE_NAMES.get(dtype)
+        return name if name is not None else str(dtype.name)
 
     def shape_of(self, raw: Any) -> tuple[int, ...]:
         return tuple(raw.shape)

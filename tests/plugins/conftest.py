@@ -1,0 +1,47 @@
+"""Gate for tests/plugins: the fixture distributions must be installed for real, as ``nox -s plugins`` does.
+
+Every test here runs Python in a subprocess against what is installed in
+this interpreter's environment, so a missing distribution would make the
+tests meaningless: stop the run loudly instead of skipping.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, entry_points, version
+
+import pytest
+
+REQUIRED_DISTRIBUTIONS = (
+    "tensorplug",
+    "tensorplug-numpy",
+    "tensorplug-fixture-good",
+    "tensorplug-fixture-broken",
+    "tensorplug-fixture-conflict",
+)
+REQUIRED_ENTRY_POINTS = ("numpy", "good", "broken", "half", "conflict")
+INSTALL = (
+    "run `nox -s plugins`, or `pip install ./core ./plugins/backend-numpy ./tests/fixtures/tp-fixture-good "
+    "./tests/fixtures/tp-fixture-broken ./tests/fixtures/tp-fixture-conflict`"
+)
+
+
+def _problems() -> list[str]:
+    problems = []
+    for dist in REQUIRED_DISTRIBUTIONS:
+        try:
+            version(dist)
+        except PackageNotFoundError:
+            problems.append(f"distribution {dist} is not installed")
+    declared = {ep.name for ep in entry_points(group="tensorplug")}
+    for name in REQUIRED_ENTRY_POINTS:
+        if name not in declared:
+            problems.append(f"no entry point {name!r} in the group 'tensorplug' (reinstall the fixtures)")
+    return problems
+
+
+_found = _problems()
+if _found:
+    pytest.exit(
+        "tests/plugins cannot run here: " + "; ".join(_found) + f". To fix it, {INSTALL}.",
+        returncode=pytest.ExitCode.USAGE_ERROR,
+    )
