@@ -1,0 +1,37 @@
+"""Smoke tests of the scripts users run: the example training job and the benchmark script (in quick mode)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LOSS = re.compile(r"^epoch\s+\d+\s+loss\s+(\S+)$", re.MULTILINE)
+
+
+def run_script(*args: str | Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *map(str, args)], capture_output=True, text=True, timeout=timeout, cwd=ROOT, check=False
+    )
+
+
+def test_train_mlp_loss_falls() -> None:
+    result = run_script(ROOT / "examples" / "train_mlp.py")
+    assert result.returncode == 0, result.stdout + result.stderr
+    losses = [float(value) for value in LOSS.findall(result.stdout)]
+    assert len(losses) >= 2, result.stdout
+    assert losses[-1] < losses[0], f"the loss did not fall: {losses}"
+    assert "final training accuracy" in result.stdout
+
+
+def test_bench_quick_runs(tmp_path: Path) -> None:
+    output = tmp_path / "RESULTS.md"
+    result = run_script(ROOT / "benchmarks" / "bench.py", "--quick", "--output", output)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for workload in ("run_kernel Add", "grad of sum(tanh", "MLP 64-32-10", "MLP 784-256-256-10", "import tensorplug"):
+        assert workload in result.stdout, result.stdout
+    text = output.read_text(encoding="utf-8")
+    assert "| workload |" in text
+    assert "## Machine" in text
