@@ -55,32 +55,37 @@ class _Scope:
         state.tape = self._saved
 
 
-def _flat_inputs(record: Record) -> list[tuple[str, int, Tensor]]:
-    """(input name, position within a list input or -1, tensor) for every input tensor of a record."""
-    flat = []
-    for name, value in record.inputs.items():
+def _input_tensors(record: Record) -> list[Tensor]:
+    """Every input tensor of a record, list inputs flattened."""
+    tensors = []
+    for value in record.inputs.values():
         if isinstance(value, Tensor):
-            flat.append((name, -1, value))
+            tensors.append(value)
         else:
-            flat.extend((name, i, u) for i, u in enumerate(value))
-    return flat
+            tensors.extend(value)
+    return tensors
 
 
-def _path(records: list[Record], xs: Sequence[Tensor], y: Tensor) -> list[Record]:
-    """The records on a path from any of ``xs`` to ``y``, in reverse (backward) order."""
+def _path(records: list[Record], xs: Sequence[Tensor], y: Tensor) -> tuple[list[Record], set[int]]:
+    """The records on a path from any of ``xs`` to ``y`` in backward order, and the ids of the
+    tensors that depend on ``xs`` (only those need gradients)."""
     reachable = {id(x) for x in xs}
     forward = []
     for record in records:
-        if any(id(t) in reachable for _, _, t in _flat_inputs(record)):
-            forward.append(record)
-            reachable.update(id(o) for o in record.outputs)
+        for t in _input_tensors(record):
+            if id(t) in reachable:
+                forward.append(record)
+                reachable.update(id(o) for o in record.outputs)
+                break
     needed = {id(y)}
     path = []
     for record in reversed(forward):
-        if any(id(o) in needed for o in record.outputs):
-            path.append(record)
-            needed.update(id(t) for _, _, t in _flat_inputs(record) if id(t) in reachable)
-    return path
+        for o in record.outputs:
+            if id(o) in needed:
+                path.append(record)
+                needed.update(id(t) for t in _input_tensors(record) if id(t) in reachable)
+                break
+    return path, reachable
 
 
 def _gradient_spec(record: Record) -> GradientSpec:
@@ -101,18 +106,23 @@ def _gradient_spec(record: Record) -> GradientSpec:
 
 
 def _describe_inputs(record: Record) -> str:
-    return ", ".join(f"{name}{'' if i < 0 else f'[{i}]'}={describe(t)}" for name, i, t in _flat_inputs(record))
+    parts = []
+    for name, value in record.inputs.items():
+        if isinstance(value, Tensor):
+            parts.append(f"{name}={describe(value)}")
+        else:
+            parts.append(f"{name}=[{', '.join(describe(u) for u in value)}]")
+    return ", ".join(parts)
 
 
-def _call_gradient(record: Record, dys: Sequence[Tensor]) -> list[Any]:
+def _call_gradient(record: Record, dy: Any) -> list[Any]:
     """Call the record's gradient and return one entry per input name, in input order."""
     spec = _gradient_spec(record)
     fn = resolve(spec.grad, f"gradient of {record.kernel_name!r}")
-    saved = tuple(record.inputs[n] for n in spec.inputs_to_save) + tuple(
-        record.outputs[i] for i in spec.outputs_to_save
-    )
-    dy: Any = dys[0] if len(record.outputs) == 1 else dys
-    result = fn(dy, saved, record.attrs)
+    saved = [record.inputs[name] for name in spec.inputs_to_save]
+    for index in spec.outputs_to_save:
+        saved.append(record.outputs[index])
+    result = fn(dy, tuple(saved), record.attrs)
     names = list(record.inputs)
     if isinstance(result, dict):
         unknown = set(result) - set(names)
@@ -134,31 +144,53 @@ def _call_gradient(record: Record, dys: Sequence[Tensor]) -> list[Any]:
 
 
 def _backprop(records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: Tensor) -> list[Tensor | None]:
-    """Gradients of ``y`` (seeded with ``dy``) with respect to each of ``xs``; None where unconnected."""
+    """Gradients of ``y`` (seeded with ``dy``) with respect to each of ``xs``; None where unconnected.
+
+    Only inputs that depend on ``xs`` get gradients: a gradient entry given
+    as a zero-argument callable is not even computed for the others.
+    """
     grads: dict[int, Tensor] = {id(y): dy}
-    for record in _path(records, xs, y):
-        dys = [grads.get(id(o)) for o in record.outputs]
-        if all(d is None for d in dys):
-            continue
-        filled = [d if d is not None else zeros_like(o) for d, o in zip(dys, record.outputs, strict=True)]
-        results = _call_gradient(record, filled)
+    path, reachable = _path(records, xs, y)
+    for record in path:
+        outputs = record.outputs
+        if len(outputs) == 1:
+            upstream: Any = grads.get(id(outputs[0]))
+            if upstream is None:
+                continue
+        else:
+            dys = [grads.get(id(o)) for o in outputs]
+            if all(d is None for d in dys):
+                continue
+            upstream = [d if d is not None else zeros_like(o) for d, o in zip(dys, outputs, strict=True)]
+        results = _call_gradient(record, upstream)
         for (name, value), g in zip(record.inputs.items(), results, strict=True):
+            if g is None:
+                continue
             if isinstance(value, Tensor):
-                _accumulate(grads, record, name, value, g)
-            elif g is not None:
-                if not isinstance(g, list | tuple) or len(g) != len(value):
-                    raise GradientError(
-                        f"the gradient of kernel {record.kernel_name!r} for list input {name!r} must be a list "
-                        f"of {len(value)} entries, got {type(g).__name__}"
-                    )
-                for i, (u, gu) in enumerate(zip(value, g, strict=True)):
+                if id(value) in reachable:
+                    _accumulate(grads, record, name, value, g)
+                continue
+            if callable(g):
+                g = g()
+            if not isinstance(g, list | tuple) or len(g) != len(value):
+                raise GradientError(
+                    f"the gradient of kernel {record.kernel_name!r} for list input {name!r} must be a list "
+                    f"of {len(value)} entries, got {type(g).__name__}"
+                )
+            for i, (u, gu) in enumerate(zip(value, g, strict=True)):
+                if gu is not None and id(u) in reachable:
                     _accumulate(grads, record, f"{name}[{i}]", u, gu)
     return [grads.get(id(x)) for x in xs]
 
 
 def _accumulate(grads: dict[int, Tensor], record: Record, name: str, x: Tensor, g: Any) -> None:
-    if g is None or not is_floating(x.dtype):
+    """Check one input's gradient (evaluating it first if it is lazy) and add it to what ``x`` has."""
+    if not is_floating(x.dtype):
         return
+    if callable(g):
+        g = g()
+        if g is None:
+            return
     if not isinstance(g, Tensor):
         raise GradientError(
             f"the gradient of kernel {record.kernel_name!r} for input {name!r} is a {type(g).__name__}, "

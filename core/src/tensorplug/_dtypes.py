@@ -7,7 +7,7 @@ turns an integer tensor into the default float, float32).
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 
@@ -36,6 +36,15 @@ for _a in DTYPES:
         else:
             _PROMOTE[(_a, _b)] = _hi
 del _a, _b, _hi, _lo
+
+
+_NUMPY_NAMES: Final[dict[np.dtype[Any], str]] = {np.dtype(name): name for name in DTYPES}
+
+
+def name_of(dtype: np.dtype[Any]) -> str:
+    """The name of a numpy dtype (numpy's own ``dtype.name`` is a slow Python property)."""
+    name = _NUMPY_NAMES.get(dtype)
+    return name if name is not None else str(dtype.name)
 
 
 def check_dtype(dtype: object, where: str = "dtype") -> str:

@@ -35,7 +35,6 @@ from tensorplug._state import Record, state
 from tensorplug._tensor import Tensor, describe
 
 _NO_ATTRS: dict[str, Any] = {}
-_NEVER = object()  # a token no tensor carries
 _new = object.__new__
 
 INSTALL_HINT = (
@@ -235,58 +234,82 @@ def run_kernel(name: str, inputs: Mapping[str, Any], attrs: dict[str, Any] | Non
     if attrs is None:
         attrs = _NO_ATTRS
     tape = state.tape
-    token = _NEVER if tape is None else tape.token
-    watched = False
     raw: dict[str, Any] = {}
-    for key, t in inputs.items():
-        if isinstance(t, Tensor):
-            if t._backend is not backend:
-                engine.move(t, backend)
-            raw[key] = t._data
-            if t._tape is token:
-                watched = True
-        elif isinstance(t, list | tuple):
-            items = []
-            for u in t:
-                if not isinstance(u, Tensor):
-                    raise _bad_input(name, backend, key, u)
-                if u._backend is not backend:
-                    engine.move(u, backend)
-                items.append(u._data)
-                if u._tape is token:
+    watched = False
+    if tape is None:
+        # The common case, kept tight: no tape, so no watched-tensor checks.
+        for key, t in inputs.items():
+            if isinstance(t, Tensor) and t._backend is backend:
+                raw[key] = t._data
+            else:
+                raw[key] = _unwrap(name, backend, key, t)
+    else:
+        token = tape.token
+        for key, t in inputs.items():
+            if isinstance(t, Tensor) and t._backend is backend:
+                raw[key] = t._data
+                if t._tape is token:
                     watched = True
-            raw[key] = items
-        else:
-            raise _bad_input(name, backend, key, t)
+            else:
+                raw[key] = _unwrap(name, backend, key, t)
+                if isinstance(t, Tensor):
+                    watched = watched or t._tape is token
+                else:
+                    watched = watched or any(u._tape is token for u in t)
     try:
         out = fn(raw, attrs, backend)
     except TensorplugError:
         raise
     except Exception as exc:
         raise KernelError(_failure_message(name, backend, inputs, attrs, exc)) from exc
-    mark = token if watched else None
     if type(out) is tuple or type(out) is list:
-        outputs = []
-        for o in out:
-            t = _new(Tensor)
-            t._data = o
-            t._backend = backend
-            t._tape = mark
-            t._dtype = None
-            outputs.append(t)
-        if watched:
-            assert tape is not None
-            tape.records.append(Record(name, dict(inputs), attrs, tuple(outputs)))
-        return outputs
+        return _wrap_several(name, inputs, attrs, out, backend, tape if watched else None)
     t = _new(Tensor)
     t._data = out
     t._backend = backend
-    t._tape = mark
     t._dtype = None
     if watched:
         assert tape is not None
+        t._tape = tape.token
         tape.records.append(Record(name, dict(inputs), attrs, (t,)))
+    else:
+        t._tape = None
     return t
+
+
+def _unwrap(name: str, backend: Backend, key: str, value: Any) -> Any:
+    """Raw storage of an input that is not a Tensor already on ``backend``: move it, or unwrap a list."""
+    if isinstance(value, Tensor):
+        engine.move(value, backend)
+        return value._data
+    if not isinstance(value, list | tuple):
+        raise _bad_input(name, backend, key, value)
+    items = []
+    for u in value:
+        if not isinstance(u, Tensor):
+            raise _bad_input(name, backend, key, u)
+        if u._backend is not backend:
+            engine.move(u, backend)
+        items.append(u._data)
+    return items
+
+
+def _wrap_several(
+    name: str, inputs: Mapping[str, Any], attrs: dict[str, Any], out: Any, backend: Backend, tape: Any
+) -> list[Tensor]:
+    """Wrap the outputs of a multi-output kernel, recording the call when ``tape`` is given."""
+    mark = None if tape is None else tape.token
+    outputs = []
+    for o in out:
+        t = _new(Tensor)
+        t._data = o
+        t._backend = backend
+        t._tape = mark
+        t._dtype = None
+        outputs.append(t)
+    if tape is not None:
+        tape.records.append(Record(name, dict(inputs), attrs, tuple(outputs)))
+    return outputs
 
 
 class _SingleOutputDispatch(Protocol):

@@ -158,7 +158,9 @@ def register_gradient(
 
     ``saved`` holds the inputs named in ``inputs_to_save`` then the outputs
     at the indices in ``outputs_to_save``. Return one gradient per input (a
-    tuple in input order, or a dict by input name), None for no gradient.
+    tuple in input order, or a dict by input name), None for no gradient; an
+    entry may be a zero-argument callable, computed only if that input needs
+    a gradient (as TensorFlow.js's gradient functions are).
     ``grad=None`` declares the kernel not differentiable.
 
     >>> import tensorplug as tp

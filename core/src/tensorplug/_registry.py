@@ -86,7 +86,10 @@ class GradientSpec:
     """The gradient of one kernel, written with ops: ``grad(dy, saved, attrs)``.
 
     ``saved`` holds the inputs named in ``inputs_to_save`` (in that order)
-    followed by the outputs whose indices are in ``outputs_to_save``.
+    followed by the outputs whose indices are in ``outputs_to_save``. The
+    result has one entry per input (tuple in input order, or dict by name):
+    a Tensor, None (no gradient), or a zero-argument callable returning one,
+    called only when that input needs a gradient.
     ``grad=None`` declares the kernel explicitly not differentiable.
     """
 

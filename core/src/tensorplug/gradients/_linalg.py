@@ -10,18 +10,26 @@ from tensorplug._tensor import Tensor
 from tensorplug.ops import matmul, sum_to_shape
 
 
-def grad_batch_mat_mul(dy: Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> tuple[Tensor, Tensor]:
+def grad_batch_mat_mul(dy: Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> tuple[Any, Any]:
+    """Lazy entries: the gradient of a constant operand (a batch of inputs, say) is never computed."""
     a, b = saved
     ta, tb = attrs["transpose_a"], attrs["transpose_b"]
-    if not ta and not tb:
-        da, db = matmul(dy, b, transpose_b=True), matmul(a, dy, transpose_a=True)
-    elif not ta and tb:
-        da, db = matmul(dy, b), matmul(dy, a, transpose_a=True)
-    elif ta and not tb:
-        da, db = matmul(b, dy, transpose_b=True), matmul(a, dy)
-    else:
-        da, db = matmul(b, dy, transpose_a=True, transpose_b=True), matmul(dy, a, transpose_a=True, transpose_b=True)
-    return sum_to_shape(da, a.shape), sum_to_shape(db, b.shape)
+
+    def da() -> Tensor:
+        if not ta:
+            g = matmul(dy, b, transpose_b=not tb)
+        else:
+            g = matmul(b, dy, transpose_a=tb, transpose_b=True)
+        return sum_to_shape(g, a.shape)
+
+    def db() -> Tensor:
+        if not tb:
+            g = matmul(a, dy, transpose_a=not ta)
+        else:
+            g = matmul(dy, a, transpose_a=True, transpose_b=ta)
+        return sum_to_shape(g, b.shape)
+
+    return da, db
 
 
 GRADIENTS = [GradientSpec(K.BATCH_MAT_MUL, grad_batch_mat_mul, inputs_to_save=("a", "b"))]

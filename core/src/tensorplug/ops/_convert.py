@@ -24,7 +24,7 @@ def from_host(array: np.ndarray) -> Tensor:
     t._data = backend.from_host(array)
     t._backend = backend
     t._tape = None
-    t._dtype = array.dtype.name
+    t._dtype = _dtypes.name_of(array.dtype)
     return t
 
 
@@ -68,9 +68,29 @@ def as_tensor(value: Any, dtype: str | None = None) -> Tensor:
     return tensor(value, dtype)
 
 
+_SCALARS: dict[tuple[Any, type, str, str], Tensor] = {}
+_SCALARS_MAX = 1024
+
+
 def scalar_like(value: bool | int | float, other: Tensor) -> Tensor:
-    """A Python scalar meeting tensor ``other``, as a tensor of its weak dtype."""
-    return tensor(value, _dtypes.weak_scalar_dtype(value, other.dtype))
+    """A Python scalar meeting tensor ``other``, as a tensor of its weak dtype.
+
+    Tensors are immutable, so the scalars that ops and gradients use over
+    and over (``1.0 - y``, ``x * 2.0``) are made once per backend and dtype.
+    Float zeros are not cached (0.0 == -0.0 would confuse the key).
+    """
+    dtype = _dtypes.weak_scalar_dtype(value, other.dtype)
+    backend = engine.active or engine.ensure_active()
+    key = (value, type(value), dtype, backend.name)
+    cached = _SCALARS.get(key)
+    if cached is not None and cached._backend is backend:
+        return cached
+    t = tensor(value, dtype)
+    if value or type(value) is not float:
+        if len(_SCALARS) >= _SCALARS_MAX:
+            _SCALARS.clear()
+        _SCALARS[key] = t
+    return t
 
 
 def cast(x: Any, dtype: Any) -> Tensor:

@@ -16,6 +16,8 @@ from tensorplug.ops._convert import as_tensor, broadcast_shapes, normalize_shape
 def reshape(x: Any, shape: Any) -> Tensor:
     """``x`` with a new shape of the same size; one dimension may be -1 (inferred)."""
     t = as_tensor(x)
+    if shape == t._data.shape:
+        return t
     dims = [shape] if isinstance(shape, int) else list(shape)
     if dims.count(-1) > 1:
         raise ShapeError(f"reshape: at most one dimension may be -1, got {tuple(dims)} for {describe(t)}")
@@ -49,6 +51,8 @@ def transpose(x: Any, perm: Any = None) -> Tensor:
 def broadcast_to(x: Any, shape: Any) -> Tensor:
     """``x`` broadcast to ``shape`` (NumPy rules)."""
     t = as_tensor(x)
+    if shape == t._data.shape:
+        return t
     target = normalize_shape("broadcast_to", shape)
     if len(target) < t.ndim or broadcast_shapes("broadcast_to", t.shape, target) != target:
         raise ShapeError(f"broadcast_to: cannot broadcast {describe(t)} to shape {target}")

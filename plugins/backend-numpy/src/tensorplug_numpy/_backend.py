@@ -9,7 +9,7 @@ import numpy as np
 from tensorplug import Backend
 
 # numpy's dtype.name is a slow Python property; a dict keyed by dtype is a fast lookup.
-_DTYPE_NAMES = {np.dtype(name): name for name in ("float32", "float64", "int32", "int64", "bool")}
+_NAMES = {np.dtype(name): name for name in ("float32", "float64", "int32", "int64", "bool")}
 
 
 class NumpyBackend(Backend):
@@ -26,7 +26,7 @@ class NumpyBackend(Backend):
 
     def dtype_of(self, raw: Any) -> str:
         dtype = raw.dtype
-        name = _DTYPE_NAMES.get(dtype)
+        name = _NAMES.get(dtype)
         return name if name is not None else str(dtype.name)
 
     def shape_of(self, raw: Any) -> tuple[int, ...]:
