@@ -17,17 +17,13 @@ def grad_batch_mat_mul(dy: Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]
 
     def da() -> Tensor:
         if not ta:
-            g = matmul(dy, b, transpose_b=not tb)
-        else:
-            g = matmul(b, dy, transpose_a=tb, transpose_b=True)
-        return sum_to_shape(g, a.shape)
+            return sum_to_shape(matmul(dy, b, transpose_b=not tb), a.shape)
+        return sum_to_shape(matmul(b, dy, transpose_a=tb, transpose_b=True), a.shape)
 
     def db() -> Tensor:
         if not tb:
-            g = matmul(a, dy, transpose_a=not ta)
-        else:
-            g = matmul(dy, a, transpose_a=True, transpose_b=ta)
-        return sum_to_shape(g, b.shape)
+            return sum_to_shape(matmul(a, dy, transpose_a=not ta), b.shape)
+        return sum_to_shape(matmul(dy, a, transpose_a=True, transpose_b=ta), b.shape)
 
     return da, db
 
