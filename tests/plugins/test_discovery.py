@@ -436,3 +436,17 @@ def test_a_second_import_after_a_strict_failure_fails_the_same_way() -> None:
     assert len(messages) == 2, proc.stdout + proc.stderr
     assert all(m.startswith("PluginError") and "refuses to load" in m for m in messages), messages
     assert "already registered" not in messages[1]
+
+
+def test_entry_point_reader_agrees_with_importlib_metadata() -> None:
+    out = run_script("""
+        from importlib.metadata import entry_points as reference
+        from tensorplug._entry_points import entry_points
+
+        result["ours"] = sorted([e.name, e.value, e.distribution, e.version] for e in entry_points("tensorplug"))
+        result["reference"] = sorted(
+            [e.name, e.value, e.dist.name, e.dist.version] for e in reference(group="tensorplug")
+        )
+    """)
+    assert out["ours"] == out["reference"]
+    assert len(out["ours"]) == len(FIXTURE_ORDER)

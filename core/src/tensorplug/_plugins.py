@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from types import ModuleType
@@ -27,6 +26,7 @@ import pluggy
 
 from tensorplug import hookspecs
 from tensorplug._engine import engine
+from tensorplug._entry_points import entry_points, normalize
 from tensorplug._errors import PluginError, RegistrationError, warn
 from tensorplug._registry import (
     LAYER_BUILTIN,
@@ -77,37 +77,24 @@ def _truthy(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
-def _normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def load_plugins() -> None:
     """Register the built-in plugin, then discover and load the installed ones (called on import)."""
+    from tensorplug import __version__
     from tensorplug import gradients as builtin
 
-    _load(
-        builtin,
-        PluginInfo("tensorplug", "tensorplug", _version("tensorplug"), builtin.__name__, "loaded"),
-        LAYER_BUILTIN,
-        0,
-        strict=True,
-    )
+    builtin_info = PluginInfo("tensorplug", "tensorplug", __version__, builtin.__name__, "loaded")
+    _infos.append(builtin_info)
+    _load(builtin, builtin_info, LAYER_BUILTIN, 0, strict=True)
     disabled = _truthy(ENV_DISABLE)
-    allowed = {_normalize(n.strip()) for n in os.environ.get(ENV_ALLOW, "").split(",") if n.strip()}
+    allowed = {normalize(n.strip()) for n in os.environ.get(ENV_ALLOW, "").split(",") if n.strip()}
     strict = _truthy(ENV_STRICT)
 
-    from importlib.metadata import entry_points
-
-    found = []
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        dist = ep.dist
-        found.append((_normalize(dist.name) if dist else "", ep.name, ep, dist))
-    found.sort(key=lambda item: (item[0], item[1]))
-    for rank, (dist_name, ep_name, ep, dist) in enumerate(found, start=1):
-        info = PluginInfo(ep_name, dist.name if dist else "?", dist.version if dist else "?", ep.value, "loaded")
+    found = sorted(entry_points(ENTRY_POINT_GROUP), key=lambda ep: (normalize(ep.distribution), ep.name))
+    for rank, ep in enumerate(found, start=1):
+        info = PluginInfo(ep.name, ep.distribution, ep.version, ep.value, "loaded")
         if disabled:
             info.status, info.error = "blocked", f"{ENV_DISABLE} is set"
-        elif allowed and _normalize(ep_name) not in allowed and dist_name not in allowed:
+        elif allowed and normalize(ep.name) not in allowed and normalize(ep.distribution) not in allowed:
             info.status, info.error = "blocked", f"not named in {ENV_ALLOW}"
         _infos.append(info)
         if info.status == "blocked":
@@ -129,15 +116,6 @@ def _unload_all() -> None:
         action()
     _undo.clear()
     _infos.clear()
-
-
-def _version(dist: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(dist)
-    except PackageNotFoundError:
-        return "?"
 
 
 def _fail(info: PluginInfo, message: str, strict: bool, cause: BaseException | None) -> None:
