@@ -110,9 +110,7 @@ def variable(initial_value: object, trainable: bool = True, name: str | None = N
     >>> tp.variable([1.0, 2.0], name="bias").name
     'bias'
     """
-    from tensorplug._tensor import make_variable
-
-    return make_variable(tensor(initial_value, dtype), trainable, name)
+    return Variable(initial_value, trainable, name, dtype)
 
 
 __version__ = "0.1.0"

@@ -232,6 +232,16 @@ class Variable(Tensor):
     name: str
     trainable: bool
 
+    def __init__(self, initial_value: Any, trainable: bool = True, name: str | None = None, dtype: Any = None) -> None:
+        initial = _ops.tensor(initial_value, dtype)
+        self._data = initial._data
+        self._backend = initial._backend
+        self._tape = None
+        self._dtype = initial._dtype
+        self.trainable = trainable
+        self.name = name if name is not None else f"Variable_{next(_variable_names)}"
+        _variables[next(_variable_keys)] = self
+
     def assign(self, value: Any) -> Variable:
         """Replace the value; the new value must have this variable's shape and dtype."""
         new = _ops.as_tensor(value, self.dtype)
@@ -250,18 +260,6 @@ class Variable(Tensor):
 
     def __repr__(self) -> str:
         return f"Variable({self.name!r}, {Tensor.__repr__(self)})"
-
-
-def make_variable(initial: Tensor, trainable: bool, name: str | None) -> Variable:
-    v = object.__new__(Variable)
-    v._data = initial._data
-    v._backend = initial._backend
-    v._tape = None
-    v._dtype = initial._dtype
-    v.trainable = trainable
-    v.name = name if name is not None else f"Variable_{next(_variable_names)}"
-    _variables[next(_variable_keys)] = v
-    return v
 
 
 def live_variables() -> list[Variable]:

@@ -107,7 +107,13 @@ def binary_operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
     a, b = promote_operands(op, a, b)
     sa, sb = a._data.shape, b._data.shape
     if sa != sb:
-        broadcast_shapes(op, sa, sb)
+        try:
+            broadcast_shapes(op, sa, sb)
+        except ShapeError:
+            raise ShapeError(
+                f"{op}: shapes {tuple(sa)} and {tuple(sb)} cannot be broadcast together "
+                f"({describe(a)} and {describe(b)} on backend {a.backend!r}); each dimension must match or be 1"
+            ) from None
     return a, b
 
 
