@@ -31,7 +31,7 @@ from tensorplug._registry import (
     kernel_registry,
     resolve,
 )
-from tensorplug._state import Record, state
+from tensorplug._state import Record, new_record, state
 from tensorplug._tensor import Tensor, describe
 
 _NO_ATTRS: dict[str, Any] = {}
@@ -271,7 +271,7 @@ def run_kernel(name: str, inputs: Mapping[str, Any], attrs: dict[str, Any] | Non
     if watched:
         assert tape is not None
         t._tape = tape.token
-        tape.records.append(Record(name, dict(inputs), attrs, (t,)))
+        tape.records.append(new_record(Record, (name, dict(inputs), attrs, (t,), None)))
     else:
         t._tape = None
     return t
@@ -308,7 +308,7 @@ def _wrap_several(
         t._dtype = None
         outputs.append(t)
     if tape is not None:
-        tape.records.append(Record(name, dict(inputs), attrs, tuple(outputs)))
+        tape.records.append(new_record(Record, (name, dict(inputs), attrs, tuple(outputs), None)))
     return outputs
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, NamedTuple
 
 
 class Tape:
@@ -20,24 +20,23 @@ class Tape:
         self.token = object()
 
 
-class Record:
-    """One recorded kernel call: what the backward pass needs to differentiate it."""
+class Record(NamedTuple):
+    """One recorded kernel call: what the backward pass needs to differentiate it.
 
-    __slots__ = ("attrs", "grad", "inputs", "kernel_name", "outputs")
+    ``grad`` is a GradientSpec that overrides the registry for this record
+    (custom_grad uses it), or None.
+    """
 
-    def __init__(
-        self,
-        kernel_name: str,
-        inputs: dict[str, Any],
-        attrs: dict[str, Any],
-        outputs: tuple[Any, ...],
-        grad: Any = None,
-    ) -> None:
-        self.kernel_name = kernel_name
-        self.inputs = inputs
-        self.attrs = attrs
-        self.outputs = outputs
-        self.grad = grad  # a GradientSpec that overrides the registry for this record, or None
+    kernel_name: str
+    inputs: dict[str, Any]
+    attrs: dict[str, Any]
+    outputs: tuple[Any, ...]
+    grad: Any = None
+
+
+new_record = tuple.__new__
+"""``new_record(Record, (name, inputs, attrs, outputs, grad))``: a Record without NamedTuple's
+Python-level ``__new__`` (the recording hot path)."""
 
 
 class ThreadState(threading.local):
