@@ -18,6 +18,7 @@ from tensorplug._autodiff import (
     variable_grads,
 )
 from tensorplug._backend import Backend
+from tensorplug._coverage import Coverage, CoverageRow, coverage
 from tensorplug._dtypes import DTYPES, DType, bool_, float32, float64, int32, int64
 from tensorplug._engine import (
     backend,
@@ -57,50 +58,18 @@ from tensorplug._registry import BackendSpec, GradientSpec, KernelSpec
 from tensorplug._state import no_grad
 from tensorplug._tensor import Tensor, Variable
 from tensorplug.hookspecs import hookimpl
-from tensorplug.ops import (
-    add,
-    broadcast_to,
-    cast,
-    div,
-    equal,
-    exp,
-    expand_dims,
-    fill,
-    full,
-    greater,
-    greater_equal,
-    identity,
-    less,
-    less_equal,
-    log,
-    log_softmax,
-    log_sum_exp,
-    matmul,
-    max,
-    maximum,
-    mean,
-    moving_average,
-    mul,
-    neg,
-    not_equal,
-    ones,
-    ones_like,
-    pow,
-    relu,
-    reshape,
-    sigmoid,
-    softmax,
-    sqrt,
-    square,
-    sub,
-    sum,
-    tanh,
-    tensor,
-    transpose,
-    where,
-    zeros,
-    zeros_like,
-)
+
+# Every op, family by family (each module lists its public ops in __all__).
+from tensorplug.ops._binary import *  # noqa: F403
+from tensorplug.ops._composite import *  # noqa: F403
+from tensorplug.ops._convert import *  # noqa: F403
+from tensorplug.ops._indexing import *  # noqa: F403
+from tensorplug.ops._linalg import *  # noqa: F403
+from tensorplug.ops._nn import *  # noqa: F403
+from tensorplug.ops._random import *  # noqa: F403
+from tensorplug.ops._reduction import *  # noqa: F403
+from tensorplug.ops._shape import *  # noqa: F403
+from tensorplug.ops._unary import *  # noqa: F403
 
 
 def variable(initial_value: object, trainable: bool = True, name: str | None = None, dtype: object = None) -> Variable:
@@ -116,19 +85,68 @@ def variable(initial_value: object, trainable: bool = True, name: str | None = N
 __version__ = "0.1.0"
 
 __all__ = [
-    "DTYPES", "Backend", "BackendError", "BackendSpec", "DType", "DTypeError", "GradientError", "GradientSpec",
-    "KernelError", "KernelNotFoundError", "KernelSpec", "NoBackendError", "PluginError", "PluginInfo",
-    "PluginWarning", "RegistrationError", "ShapeError", "Tensor", "TensorplugError", "Variable", "VariableGrads",
-    "add", "backend", "bool_", "broadcast_to", "cast", "custom_grad", "div", "equal", "exp", "expand_dims",
-    "fill", "float32", "float64", "full", "get_backend", "get_gradient", "get_kernel", "grad", "gradient_stack",
-    "grads", "greater", "greater_equal", "hookimpl", "identity", "int32", "int64", "kernel_names", "kernel_stack",
-    "kernels_for_backend", "less", "less_equal", "list_backends", "log", "log_softmax", "log_sum_exp", "losses",
-    "matmul", "max", "maximum", "mean", "moving_average", "mul", "neg", "no_grad", "not_equal", "ones",
-    "ones_like", "ops", "plugins", "pow", "register_backend", "register_gradient", "register_kernel", "relu",
-    "remove_backend", "reshape", "run_kernel", "set_backend", "sigmoid", "softmax", "sqrt", "square",
-    "stop_gradient", "sub", "sum", "tanh", "tensor", "testing", "transpose", "unregister_gradient", "unregister_kernel",
-    "value_and_grad", "value_and_grads", "variable", "variable_grads", "where", "zeros", "zeros_like",
-]  # fmt: skip
+    "DTYPES",
+    "Backend",
+    "BackendError",
+    "BackendSpec",
+    "Coverage",
+    "CoverageRow",
+    "DType",
+    "DTypeError",
+    "GradientError",
+    "GradientSpec",
+    "KernelError",
+    "KernelNotFoundError",
+    "KernelSpec",
+    "NoBackendError",
+    "PluginError",
+    "PluginInfo",
+    "PluginWarning",
+    "RegistrationError",
+    "ShapeError",
+    "Tensor",
+    "TensorplugError",
+    "Variable",
+    "VariableGrads",
+    "backend",
+    "bool_",
+    "coverage",
+    "custom_grad",
+    "float32",
+    "float64",
+    "get_backend",
+    "get_gradient",
+    "get_kernel",
+    "grad",
+    "gradient_stack",
+    "grads",
+    "hookimpl",
+    "int32",
+    "int64",
+    "kernel_names",
+    "kernel_stack",
+    "kernels_for_backend",
+    "list_backends",
+    "losses",
+    "no_grad",
+    "ops",
+    "plugins",
+    "register_backend",
+    "register_gradient",
+    "register_kernel",
+    "remove_backend",
+    "run_kernel",
+    "set_backend",
+    "stop_gradient",
+    "testing",
+    "unregister_gradient",
+    "unregister_kernel",
+    "value_and_grad",
+    "value_and_grads",
+    "variable",
+    "variable_grads",
+]
+__all__ += ops.__all__
 
 from tensorplug._plugins import load_plugins as _load_plugins  # noqa: E402
 

@@ -1,64 +1,166 @@
 """The canonical kernel names: the one place they are spelled.
 
 Names follow TensorFlow.js's kernel names (see KERNELS.md); ops, gradients,
-backends and the conformance tables all refer to these constants.
+backends and the conformance tables all refer to these constants. The
+family tuples group them as the catalogue does, and ``CATALOGUE`` lists every one.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-# Elementwise unary (input "x")
-NEG: Final = "Neg"
+# Elementwise unary (input "x"; LeakyRelu/Step: attr alpha; ClipByValue: clip_value_min, clip_value_max)
+ABS: Final = "Abs"
+ACOS: Final = "Acos"
+ACOSH: Final = "Acosh"
+ASIN: Final = "Asin"
+ASINH: Final = "Asinh"
+ATAN: Final = "Atan"
+ATANH: Final = "Atanh"
+COS: Final = "Cos"
+COSH: Final = "Cosh"
+ELU: Final = "Elu"
+ERF: Final = "Erf"
 EXP: Final = "Exp"
+EXPM1: Final = "Expm1"
 LOG: Final = "Log"
+LOG1P: Final = "Log1p"
+NEG: Final = "Neg"
+RECIPROCAL: Final = "Reciprocal"
+RELU: Final = "Relu"
+RELU6: Final = "Relu6"
+RSQRT: Final = "Rsqrt"
+SELU: Final = "Selu"
+SIGMOID: Final = "Sigmoid"
+SIN: Final = "Sin"
+SINH: Final = "Sinh"
+SOFTPLUS: Final = "Softplus"
 SQRT: Final = "Sqrt"
 SQUARE: Final = "Square"
+TAN: Final = "Tan"
 TANH: Final = "Tanh"
-SIGMOID: Final = "Sigmoid"
-RELU: Final = "Relu"
+LEAKY_RELU: Final = "LeakyRelu"
+STEP: Final = "Step"
+CLIP_BY_VALUE: Final = "ClipByValue"
+CEIL: Final = "Ceil"
+FLOOR: Final = "Floor"
+ROUND: Final = "Round"
+SIGN: Final = "Sign"
+IS_NAN: Final = "IsNan"
+IS_INF: Final = "IsInf"
+IS_FINITE: Final = "IsFinite"
+LOGICAL_NOT: Final = "LogicalNot"
 
-# Elementwise binary, broadcasting (inputs "a", "b")
+# Elementwise binary, broadcasting (inputs "a", "b"; Prelu: "x", "alpha"; AddN: "tensors")
 ADD: Final = "Add"
 SUB: Final = "Sub"
 MULTIPLY: Final = "Multiply"
 REAL_DIV: Final = "RealDiv"
 POW: Final = "Pow"
 MAXIMUM: Final = "Maximum"
+MINIMUM: Final = "Minimum"
+SQUARED_DIFFERENCE: Final = "SquaredDifference"
+ATAN2: Final = "Atan2"
+PRELU: Final = "Prelu"
+FLOOR_DIV: Final = "FloorDiv"
+MOD: Final = "Mod"
 EQUAL: Final = "Equal"
 NOT_EQUAL: Final = "NotEqual"
 LESS: Final = "Less"
 LESS_EQUAL: Final = "LessEqual"
 GREATER: Final = "Greater"
 GREATER_EQUAL: Final = "GreaterEqual"
+LOGICAL_AND: Final = "LogicalAnd"
+LOGICAL_OR: Final = "LogicalOr"
+LOGICAL_XOR: Final = "LogicalXor"
+ADD_N: Final = "AddN"
 
-# Reductions (input "x"; attrs axis: tuple of ints, keep_dims: bool)
+# Reductions (input "x"; attrs axis: a sorted tuple of axes, keep_dims; Arg*: axis int; Cum*: axis, exclusive, reverse)
 SUM: Final = "Sum"
+PROD: Final = "Prod"
 MEAN: Final = "Mean"
 MAX: Final = "Max"
+MIN: Final = "Min"
+ALL: Final = "All"
+ANY: Final = "Any"
+ARG_MAX: Final = "ArgMax"
+ARG_MIN: Final = "ArgMin"
+CUMSUM: Final = "Cumsum"
+CUMPROD: Final = "Cumprod"
 
-# Linear algebra (inputs "a", "b"; attrs transpose_a, transpose_b)
+# Linear algebra (BatchMatMul: inputs "a", "b", attrs transpose_a, transpose_b; Einsum: "tensors", attr equation)
 BATCH_MAT_MUL: Final = "BatchMatMul"
+EINSUM: Final = "Einsum"
 
-# Shape and dtype
+# Shape, indexing and creation
 RESHAPE: Final = "Reshape"
 TRANSPOSE: Final = "Transpose"
 BROADCAST_TO: Final = "BroadcastTo"
+CONCAT: Final = "Concat"
+PACK: Final = "Pack"
+UNPACK: Final = "Unpack"
+SLICE: Final = "Slice"
+STRIDED_SLICE: Final = "StridedSlice"
+PAD_V2: Final = "PadV2"
+MIRROR_PAD: Final = "MirrorPad"
+TILE: Final = "Tile"
+REVERSE: Final = "Reverse"
+GATHER_V2: Final = "GatherV2"
+GATHER_ND: Final = "GatherNd"
+SCATTER_ND: Final = "ScatterNd"
+UNSORTED_SEGMENT_SUM: Final = "UnsortedSegmentSum"
+SPLIT_V: Final = "SplitV"
+SELECT: Final = "Select"
+ONE_HOT: Final = "OneHot"
 CAST: Final = "Cast"
 IDENTITY: Final = "Identity"
+ZEROS_LIKE: Final = "ZerosLike"
+ONES_LIKE: Final = "OnesLike"
 FILL: Final = "Fill"
-SELECT: Final = "Select"
+RANGE: Final = "Range"
+TOP_K: Final = "TopK"
 
-# Neural network
+# Neural network (NHWC)
 SOFTMAX: Final = "Softmax"
+CONV2D: Final = "Conv2D"
+CONV2D_BACKPROP_INPUT: Final = "Conv2DBackpropInput"
+CONV2D_BACKPROP_FILTER: Final = "Conv2DBackpropFilter"
+MAX_POOL: Final = "MaxPool"
+MAX_POOL_GRAD: Final = "MaxPoolGrad"
+AVG_POOL: Final = "AvgPool"
+AVG_POOL_GRAD: Final = "AvgPoolGrad"
 
-ALL: Final[tuple[str, ...]] = (
-    NEG, EXP, LOG, SQRT, SQUARE, TANH, SIGMOID, RELU,
-    ADD, SUB, MULTIPLY, REAL_DIV, POW, MAXIMUM,
-    EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL,
-    SUM, MEAN, MAX,
-    BATCH_MAT_MUL,
-    RESHAPE, TRANSPOSE, BROADCAST_TO, CAST, IDENTITY, FILL, SELECT,
-    SOFTMAX,
+# Random
+RANDOM_UNIFORM: Final = "RandomUniform"
+RANDOM_NORMAL: Final = "RandomNormal"
+
+UNARY: Final[tuple[str, ...]] = (
+    ABS, ACOS, ACOSH, ASIN, ASINH, ATAN, ATANH, COS, COSH, ELU, ERF, EXP, EXPM1, LOG, LOG1P, NEG, RECIPROCAL,
+    RELU, RELU6, RSQRT, SELU, SIGMOID, SIN, SINH, SOFTPLUS, SQRT, SQUARE, TAN, TANH, LEAKY_RELU, STEP,
+    CLIP_BY_VALUE, CEIL, FLOOR, ROUND, SIGN, IS_NAN, IS_INF, IS_FINITE, LOGICAL_NOT,
 )  # fmt: skip
+BINARY: Final[tuple[str, ...]] = (
+    ADD, SUB, MULTIPLY, REAL_DIV, POW, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, ATAN2, PRELU, FLOOR_DIV, MOD,
+    EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL, LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR, ADD_N,
+)  # fmt: skip
+REDUCTION: Final[tuple[str, ...]] = (
+    SUM, PROD, MEAN, MAX, MIN, ALL, ANY, ARG_MAX, ARG_MIN, CUMSUM, CUMPROD,
+)  # fmt: skip
+LINALG: Final[tuple[str, ...]] = (
+    BATCH_MAT_MUL, EINSUM,
+)  # fmt: skip
+SHAPE: Final[tuple[str, ...]] = (
+    RESHAPE, TRANSPOSE, BROADCAST_TO, CONCAT, PACK, UNPACK, SLICE, STRIDED_SLICE, PAD_V2, MIRROR_PAD, TILE,
+    REVERSE, GATHER_V2, GATHER_ND, SCATTER_ND, UNSORTED_SEGMENT_SUM, SPLIT_V, SELECT, ONE_HOT, CAST, IDENTITY,
+    ZEROS_LIKE, ONES_LIKE, FILL, RANGE, TOP_K,
+)  # fmt: skip
+NN: Final[tuple[str, ...]] = (
+    SOFTMAX, CONV2D, CONV2D_BACKPROP_INPUT, CONV2D_BACKPROP_FILTER, MAX_POOL, MAX_POOL_GRAD, AVG_POOL,
+    AVG_POOL_GRAD,
+)  # fmt: skip
+RANDOM: Final[tuple[str, ...]] = (
+    RANDOM_UNIFORM, RANDOM_NORMAL,
+)  # fmt: skip
+
+CATALOGUE: Final[tuple[str, ...]] = UNARY + BINARY + REDUCTION + LINALG + SHAPE + NN + RANDOM
 """Every kernel name the core knows, in catalogue order."""

@@ -1,44 +1,28 @@
-"""Ops: the user-facing, backend-agnostic functions. Each validates, then dispatches kernels."""
+"""Ops: the user-facing, backend-agnostic functions. Each validates, then dispatches kernels.
 
-from tensorplug.ops._binary import (
-    add,
-    div,
-    equal,
-    greater,
-    greater_equal,
-    less,
-    less_equal,
-    maximum,
-    mul,
-    not_equal,
-    pow,
-    sub,
-    where,
-)
-from tensorplug.ops._composite import moving_average
-from tensorplug.ops._convert import as_tensor, cast, tensor
-from tensorplug.ops._linalg import matmul
-from tensorplug.ops._nn import log_softmax, log_sum_exp, softmax
-from tensorplug.ops._reduction import max, mean, sum
-from tensorplug.ops._shape import (
-    broadcast_to,
-    expand_dims,
-    fill,
-    full,
-    ones,
-    ones_like,
-    reshape,
-    sum_to_shape,
-    transpose,
-    zeros,
-    zeros_like,
-)
-from tensorplug.ops._unary import exp, identity, log, neg, relu, sigmoid, sqrt, square, tanh
+One module per family; each lists its public ops in ``__all__``, re-exported here.
+"""
 
-__all__ = [
-    "add", "as_tensor", "broadcast_to", "cast", "div", "equal", "exp", "expand_dims", "fill", "full",
-    "greater", "greater_equal", "identity", "less", "less_equal", "log", "log_softmax", "log_sum_exp",
-    "matmul", "max", "maximum", "mean", "moving_average", "mul", "neg", "not_equal", "ones", "ones_like",
-    "pow", "relu", "reshape", "sigmoid", "softmax", "sqrt", "square", "sub", "sum", "sum_to_shape",
-    "tanh", "tensor", "transpose", "where", "zeros", "zeros_like",
-]  # fmt: skip
+from tensorplug.ops import _binary, _composite, _convert, _indexing, _linalg, _nn, _random, _reduction, _shape, _unary
+from tensorplug.ops._binary import *  # noqa: F403
+from tensorplug.ops._composite import *  # noqa: F403
+from tensorplug.ops._convert import *  # noqa: F403
+from tensorplug.ops._indexing import *  # noqa: F403
+from tensorplug.ops._linalg import *  # noqa: F403
+from tensorplug.ops._nn import *  # noqa: F403
+from tensorplug.ops._random import *  # noqa: F403
+from tensorplug.ops._reduction import *  # noqa: F403
+from tensorplug.ops._shape import *  # noqa: F403
+from tensorplug.ops._unary import *  # noqa: F403
+
+__all__: list[str] = []
+__all__ += _convert.__all__
+__all__ += _unary.__all__
+__all__ += _binary.__all__
+__all__ += _reduction.__all__
+__all__ += _linalg.__all__
+__all__ += _shape.__all__
+__all__ += _indexing.__all__
+__all__ += _nn.__all__
+__all__ += _random.__all__
+__all__ += _composite.__all__

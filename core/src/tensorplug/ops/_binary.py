@@ -11,6 +11,22 @@ from tensorplug._errors import DTypeError
 from tensorplug._tensor import Tensor, describe
 from tensorplug.ops._convert import as_tensor, binary_operands, broadcast_shapes, cast
 
+__all__ = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "pow",
+    "maximum",
+    "equal",
+    "not_equal",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+    "where",
+]
+
 
 def _numeric(op: str, a: Tensor, b: Tensor) -> None:
     if a.dtype == "bool":

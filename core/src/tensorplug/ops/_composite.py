@@ -9,6 +9,8 @@ from tensorplug._tensor import Tensor
 from tensorplug.ops._binary import add, div, mul, pow, sub
 from tensorplug.ops._convert import as_tensor
 
+__all__ = ["moving_average"]
+
 
 def moving_average(
     v: Any, x: Any, decay: float | Tensor, step: int | Tensor | None = None, zero_debias: bool = True

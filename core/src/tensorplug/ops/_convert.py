@@ -16,6 +16,8 @@ from tensorplug._tensor import Tensor, describe
 
 _new = object.__new__
 
+__all__ = ["tensor", "as_tensor", "cast"]
+
 
 def from_host(array: np.ndarray) -> Tensor:
     """Wrap host data as a Tensor on the active backend (the one place host data enters)."""

@@ -11,6 +11,8 @@ from tensorplug._tensor import Tensor, describe
 from tensorplug.ops._convert import broadcast_shapes, promote_operands
 from tensorplug.ops._shape import reshape
 
+__all__ = ["matmul"]
+
 
 def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False) -> Tensor:
     """Matrix product over the last two axes, batch axes broadcasting (NumPy's ``matmul``).

@@ -15,6 +15,8 @@ from tensorplug.ops._reduction import sum as sum_
 from tensorplug.ops._shape import reshape
 from tensorplug.ops._unary import exp, log
 
+__all__ = ["softmax", "log_sum_exp", "log_softmax"]
+
 
 def softmax(logits: Any, axis: int = -1) -> Tensor:
     """exp(logits) normalised to sum to 1 along ``axis``."""

@@ -11,6 +11,8 @@ from tensorplug._errors import DTypeError, ShapeError
 from tensorplug._tensor import Tensor, describe
 from tensorplug.ops._convert import as_tensor, cast, normalize_axes, to_float
 
+__all__ = ["sum", "mean", "max"]
+
 
 def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Sum over ``axis`` (all axes when None). Bool tensors are summed as int32."""

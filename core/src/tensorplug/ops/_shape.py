@@ -12,6 +12,20 @@ from tensorplug._errors import ShapeError
 from tensorplug._tensor import Tensor, describe
 from tensorplug.ops._convert import as_tensor, broadcast_shapes, normalize_shape
 
+__all__ = [
+    "reshape",
+    "transpose",
+    "broadcast_to",
+    "sum_to_shape",
+    "fill",
+    "full",
+    "zeros",
+    "ones",
+    "zeros_like",
+    "ones_like",
+    "expand_dims",
+]
+
 
 def reshape(x: Any, shape: Any) -> Tensor:
     """``x`` with a new shape of the same size; one dimension may be -1 (inferred)."""

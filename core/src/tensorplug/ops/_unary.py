@@ -10,6 +10,8 @@ from tensorplug._errors import DTypeError
 from tensorplug._tensor import Tensor, describe
 from tensorplug.ops._convert import as_tensor, to_float
 
+__all__ = ["neg", "square", "relu", "exp", "log", "sqrt", "tanh", "sigmoid", "identity"]
+
 
 def _numeric(op: str, x: Any) -> Tensor:
     t = as_tensor(x)

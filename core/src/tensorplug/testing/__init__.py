@@ -13,7 +13,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_grads"]
+from tensorplug.testing._conformance import Case, all_cases, b8, cases_by_kernel, f32, f64, i32, i64, run_case
+
+__all__ = ["Case", "all_cases", "b8", "cases_by_kernel", "check_grads", "f32", "f64", "i32", "i64", "run_case"]
 
 
 def check_grads(
@@ -28,8 +30,10 @@ def check_grads(
 ) -> None:
     """Raise AssertionError if tensorplug's gradients of ``f`` at ``args`` disagree with finite differences.
 
-    ``args`` are cast to float64 first; ``f`` may return any float tensor
-    (it is contracted with a fixed random tensor to get a scalar).
+    Float arguments are cast to float64 and differentiated; integer and bool
+    tensors (indices, masks) and non-tensor arguments are passed through as
+    they are. ``f`` may return any float tensor (it is contracted with a
+    fixed random tensor to get a scalar).
 
     >>> import tensorplug as tp
     >>> tp.testing.check_grads(lambda x: tp.tanh(x) * x, [tp.tensor([0.3, -1.2])], order=2)
@@ -37,8 +41,23 @@ def check_grads(
     import tensorplug as tp
 
     rng = np.random.default_rng(seed)
-    xs = [tp.cast(tp.tensor(a), "float64") for a in args]
-    _check(f, xs, order, eps, rtol, atol, rng, tp)
+    values = list(args)
+    positions = []
+    for i, a in enumerate(values):
+        if isinstance(a, tp.Tensor | np.ndarray) and tp.tensor(a).dtype in ("float32", "float64"):
+            values[i] = tp.cast(tp.tensor(a), "float64")
+            positions.append(i)
+    if not positions:
+        raise ValueError("check_grads: no float argument to differentiate")
+
+    def g(*xs: Any) -> Any:
+        full = list(values)
+        for i, x in zip(positions, xs, strict=True):
+            full[i] = x
+        return f(*full)
+
+    g.__name__ = getattr(f, "__name__", "f")
+    _check(g, [values[i] for i in positions], order, eps, rtol, atol, rng, tp)
 
 
 def _check(

@@ -1,0 +1,106 @@
+"""The coverage listing: every kernel name x every registered backend, and its gradient.
+
+Generated from the registries on each call (never a hand-kept list), so the
+documentation can not drift from the code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tensorplug import kernel_names
+from tensorplug._engine import engine
+from tensorplug._registry import gradient_registry, kernel_registry
+
+
+@dataclass(frozen=True)
+class CoverageRow:
+    """One kernel: which distribution provides it on each backend, and its gradient."""
+
+    kernel: str
+    backends: dict[str, str | None]  # backend name -> distribution providing the kernel, or None
+    gradient: str | None  # distribution providing the gradient, or None when there is none
+    differentiable: bool | None  # True: has a gradient; False: declared not differentiable; None: no entry
+    shadows: tuple[str, ...] = ()  # distributions whose gradient the active one shadows
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """The whole listing, with the counts a note or a CLI prints."""
+
+    backends: tuple[str, ...]
+    rows: tuple[CoverageRow, ...]
+
+    def kernels_for(self, backend: str) -> int:
+        return sum(1 for row in self.rows if row.backends.get(backend))
+
+    def missing_for(self, backend: str) -> list[str]:
+        return [row.kernel for row in self.rows if not row.backends.get(backend)]
+
+    @property
+    def gradients(self) -> int:
+        return sum(1 for row in self.rows if row.differentiable)
+
+    @property
+    def not_differentiable(self) -> int:
+        return sum(1 for row in self.rows if row.differentiable is False)
+
+    def summary(self) -> str:
+        per_backend = ", ".join(f"{b}: {self.kernels_for(b)}" for b in self.backends)
+        return (
+            f"{len(self.rows)} kernels ({per_backend}); {self.gradients} with a gradient, "
+            f"{self.not_differentiable} declared not differentiable, "
+            f"{sum(1 for r in self.rows if r.differentiable is None)} without a gradient entry"
+        )
+
+    def table(self) -> str:
+        """A plain-text table: one line per kernel, one column per backend, then the gradient."""
+        headers = ["kernel", *self.backends, "gradient"]
+        lines = [headers]
+        for row in self.rows:
+            cells = [row.kernel]
+            cells += [row.backends.get(b) or "-" for b in self.backends]
+            if row.differentiable is None:
+                cells.append("missing")
+            elif row.differentiable is False:
+                cells.append(f"not differentiable ({row.gradient})")
+            else:
+                shadow = f", shadows {', '.join(row.shadows)}" if row.shadows else ""
+                cells.append(f"{row.gradient}{shadow}")
+            lines.append(cells)
+        widths = [max(len(line[i]) for line in lines) for i in range(len(headers))]
+        text = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in lines]
+        text.insert(1, "  ".join("-" * w for w in widths))
+        return "\n".join([*text, "", self.summary()])
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+def coverage() -> Coverage:
+    """Every kernel (the catalogue plus anything registered) x every registered backend, with gradients.
+
+    >>> import tensorplug as tp
+    >>> row = next(r for r in tp.coverage().rows if r.kernel == "Add")
+    >>> row.backends["numpy"], row.gradient
+    ('tensorplug-numpy', 'tensorplug')
+    """
+    backends = tuple(engine.names())
+    names = list(kernel_names.CATALOGUE)
+    known = set(names)
+    extra = {spec.kernel_name for spec in kernel_registry} | {spec.kernel_name for spec in gradient_registry}
+    names += sorted(extra - known)
+    rows = []
+    for name in names:
+        providers: dict[str, str | None] = {}
+        for backend in backends:
+            spec = kernel_registry.get((name, backend))
+            providers[backend] = spec.source if spec is not None else None
+        stack = gradient_registry.stack(name)
+        if not stack:
+            rows.append(CoverageRow(name, providers, None, None))
+            continue
+        active = stack[-1]
+        shadows = tuple(s.source for s in stack[:-1])
+        rows.append(CoverageRow(name, providers, active.source, active.grad is not None, shadows))
+    return Coverage(backends, tuple(rows))

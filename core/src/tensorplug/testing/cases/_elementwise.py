@@ -1,0 +1,7 @@
+"""Conformance cases: elementwise."""
+
+from __future__ import annotations
+
+from tensorplug.testing._conformance import Case
+
+CASES: list[Case] = []
