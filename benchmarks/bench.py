@@ -346,7 +346,7 @@ def bench_import(settings: Settings) -> Row:
     no .pyc files, compiling the sources would dominate the figure.
     """
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    for code in ("import numpy, pluggy", "import tensorplug, tensorplug_numpy._elementwise"):
+    for code in ("import numpy, pluggy", "import tensorplug, tensorplug_numpy._unary"):
         time_process(code, env)
     reference, candidate = [], []
     for _ in range(settings.import_runs):

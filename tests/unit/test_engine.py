@@ -169,11 +169,11 @@ def test_run_kernel_rejects_non_tensor_inputs() -> None:
 
 
 def test_lazy_kernel_reference_is_resolved_at_first_use() -> None:
-    tp.register_kernel("LazyNeg", "numpy", "tensorplug_numpy._elementwise:neg")
-    tp.register_kernel("LazyMissing", "numpy", "tensorplug_numpy._elementwise:does_not_exist")
+    tp.register_kernel("LazyNeg", "numpy", "tensorplug_numpy._unary:neg")
+    tp.register_kernel("LazyMissing", "numpy", "tensorplug_numpy._unary:does_not_exist")
     try:
         assert tp.run_kernel("LazyNeg", {"x": tp.tensor([2.0])}).tolist() == [-2.0]
-        with pytest.raises(tp.KernelError, match=r"could not be imported from '.*_elementwise:does_not"):
+        with pytest.raises(tp.KernelError, match=r"could not be imported from '.*_unary:does_not"):
             tp.run_kernel("LazyMissing", {"x": tp.tensor([2.0])})
     finally:
         tp.unregister_kernel("LazyNeg", "numpy")

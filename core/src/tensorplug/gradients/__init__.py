@@ -6,7 +6,7 @@ Each family module holds a ``GRADIENTS`` table; this module is the plugin.
 from __future__ import annotations
 
 from tensorplug._registry import GradientSpec
-from tensorplug.gradients import _binary, _linalg, _nn, _reduction, _shape, _unary
+from tensorplug.gradients import _binary, _indexing, _linalg, _nn, _reduction, _shape, _unary
 from tensorplug.hookspecs import hookimpl
 
 
@@ -19,5 +19,6 @@ def tensorplug_gradients() -> list[GradientSpec]:
         *_reduction.GRADIENTS,
         *_linalg.GRADIENTS,
         *_shape.GRADIENTS,
+        *_indexing.GRADIENTS,
         *_nn.GRADIENTS,
     ]

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from tensorplug.testing._conformance import Case
-from tensorplug.testing.cases import _composite, _elementwise, _linalg, _nn, _random, _reduction, _shape
+from tensorplug.testing.cases import _binary, _composite, _linalg, _nn, _random, _reduction, _shape, _unary
 
 CASES: list[Case] = [
-    *_elementwise.CASES,
+    *_unary.CASES,
+    *_binary.CASES,
     *_reduction.CASES,
     *_linalg.CASES,
     *_shape.CASES,

@@ -1,4 +1,4 @@
-"""Conformance cases: elementwise."""
+"""Conformance cases: unary elementwise kernels."""
 
 from __future__ import annotations
 

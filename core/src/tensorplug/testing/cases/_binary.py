@@ -1,0 +1,7 @@
+"""Conformance cases: binary elementwise kernels."""
+
+from __future__ import annotations
+
+from tensorplug.testing._conformance import Case
+
+CASES: list[Case] = []
