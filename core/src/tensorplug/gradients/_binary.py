@@ -5,14 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from tensorplug import kernel_names as K
+from tensorplug._autodiff import stop_gradient
 from tensorplug._registry import GradientSpec
 from tensorplug._tensor import Tensor
 from tensorplug.ops import (
+    add,
     cast,
     div,
+    floor_div,
     greater,
     greater_equal,
     less,
+    less_equal,
     log,
     mul,
     neg,
@@ -73,6 +77,58 @@ def grad_maximum(dy: Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> t
     )
 
 
+def grad_minimum(dy: Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> tuple[Any, Any]:
+    """The gradient goes to ``a`` where a <= b (ties included), else to ``b``."""
+    a, b = saved
+    return (
+        lambda: sum_to_shape(mul(dy, cast(less_equal(a, b), dy.dtype)), a.shape),
+        lambda: sum_to_shape(mul(dy, cast(greater(a, b), dy.dtype)), b.shape),
+    )
+
+
+def grad_squared_difference(dy: Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> tuple[Any, Any]:
+    """d(a-b)**2/da = 2(a-b); d/db = 2(b-a)."""
+    a, b = saved
+    return (
+        lambda: sum_to_shape(mul(dy, mul(sub(a, b), 2.0)), a.shape),
+        lambda: sum_to_shape(mul(dy, mul(sub(b, a), 2.0)), b.shape),
+    )
+
+
+def grad_atan2(dy: Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> tuple[Any, Any]:
+    """d atan2(a, b)/da = b / (a² + b²); d/db = -a / (a² + b²)."""
+    a, b = saved
+    return (
+        lambda: sum_to_shape(mul(dy, div(b, add(square(a), square(b)))), a.shape),
+        lambda: sum_to_shape(neg(mul(dy, div(a, add(square(a), square(b))))), b.shape),
+    )
+
+
+def grad_prelu(dy: Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> tuple[Any, Any]:
+    """dx = dy where x > 0, else dy * alpha; dalpha = dy * x where x <= 0, else 0 (as TensorFlow.js)."""
+    x, alpha = saved
+    positive = greater(x, 0)
+    return (
+        lambda: sum_to_shape(where(positive, dy, mul(dy, alpha)), x.shape),
+        lambda: sum_to_shape(where(positive, zeros_like(dy), mul(dy, x)), alpha.shape),
+    )
+
+
+def grad_mod(dy: Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> tuple[Any, Any]:
+    """d mod(a, b)/da = 1; d/db = -floor(a / b), a step function, so constant to autodiff (as TensorFlow.js)."""
+    a, b = saved
+    return (
+        lambda: sum_to_shape(dy, a.shape),
+        lambda: sum_to_shape(neg(mul(dy, stop_gradient(floor_div(a, b)))), b.shape),
+    )
+
+
+def grad_add_n(dy: Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> tuple[list[Tensor]]:
+    """Each summand gets ``dy`` (a list, for the list input)."""
+    (tensors,) = saved
+    return ([dy for _ in tensors],)
+
+
 def grad_select(dy: Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> tuple[None, Any, Any]:
     condition, t, e = saved
     return (
@@ -89,12 +145,22 @@ GRADIENTS = [
     GradientSpec(K.REAL_DIV, grad_real_div, inputs_to_save=AB),
     GradientSpec(K.POW, grad_pow, inputs_to_save=AB, outputs_to_save=(0,)),
     GradientSpec(K.MAXIMUM, grad_maximum, inputs_to_save=AB),
+    GradientSpec(K.MINIMUM, grad_minimum, inputs_to_save=AB),
+    GradientSpec(K.SQUARED_DIFFERENCE, grad_squared_difference, inputs_to_save=AB),
+    GradientSpec(K.ATAN2, grad_atan2, inputs_to_save=AB),
+    GradientSpec(K.PRELU, grad_prelu, inputs_to_save=("x", "alpha")),
+    GradientSpec(K.MOD, grad_mod, inputs_to_save=AB),
+    GradientSpec(K.ADD_N, grad_add_n, inputs_to_save=("tensors",)),
     GradientSpec(K.SELECT, grad_select, inputs_to_save=("condition", "t", "e")),
-    # Comparisons have bool outputs: explicitly not differentiable.
+    # Integer-valued or bool outputs: explicitly not differentiable.
+    GradientSpec(K.FLOOR_DIV, None),
     GradientSpec(K.EQUAL, None),
     GradientSpec(K.NOT_EQUAL, None),
     GradientSpec(K.LESS, None),
     GradientSpec(K.LESS_EQUAL, None),
     GradientSpec(K.GREATER, None),
     GradientSpec(K.GREATER_EQUAL, None),
+    GradientSpec(K.LOGICAL_AND, None),
+    GradientSpec(K.LOGICAL_OR, None),
+    GradientSpec(K.LOGICAL_XOR, None),
 ]
