@@ -1,7 +1,330 @@
-"""Conformance cases: unary elementwise kernels."""
+"""Conformance cases: unary elementwise kernels.
+
+Most kernels are described by a row of a table (the op, a reference
+function written with Python's math module in float64, sample points in its
+domain, hand-worked NaN/inf values, points for the gradient check), from
+which the standard cases are built: float32, float64, int32, int64, bool,
+a 0-d scalar, an empty tensor, the special values, the wrong dtypes, and a
+second-order gradient check. Kernels with attributes, rounding and the
+predicates have hand-written cases below the tables.
+"""
 
 from __future__ import annotations
 
-from tensorplug.testing._conformance import Case
+import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
-CASES: list[Case] = []
+import numpy as np
+
+import tensorplug as tp
+from tensorplug import kernel_names as K
+from tensorplug.testing._conformance import Case, b8, f32, f64, i32, i64
+
+NAN, INF = math.nan, math.inf
+PI = math.pi
+# TensorFlow.js's selu constants (Klambauer et al., 2017).
+SELU_SCALE = 1.0507009873554804934193349852946
+SELU_ALPHA = 1.6732632423543772848170429916717
+
+Ref = Callable[[float], float]
+
+
+def _expected(ref: Ref, held: np.ndarray, dtype: Any) -> np.ndarray:
+    """``ref`` (float64) applied to each value as the input tensor holds it, as an array of ``dtype``."""
+    return np.array([ref(float(v)) for v in held.ravel()], dtype=dtype).reshape(held.shape)
+
+
+def _untyped(value: Any) -> Any:
+    """``value`` hidden from the type checker: some error cases pass a wrong type on purpose."""
+    return value
+
+
+def _sigmoid(v: float) -> float:
+    return 1 / (1 + math.exp(-v))
+
+
+def _softplus(v: float) -> float:
+    return math.log1p(math.exp(v))
+
+
+def _elu(v: float) -> float:
+    return v if v > 0 else math.expm1(v)
+
+
+def _selu(v: float) -> float:
+    return SELU_SCALE * (v if v > 0 else SELU_ALPHA * math.expm1(v))
+
+
+# -- floating-point kernels: integer and bool inputs give float32 -------------------------------------------
+
+
+class Floating(NamedTuple):
+    kernel: str
+    op: Callable[..., Any]
+    ref: Ref
+    points: list[float]  # six points in the domain
+    ints: list[int]  # integers in the domain
+    special: tuple[list[float], list[float]]  # NaN/inf and edge inputs and their results, by hand
+    grad: list[float]  # points away from poles and domain edges
+    bools: tuple[float, float] | None = None  # the results at False and True, when ref cannot give them
+
+
+FLOATING = [
+    Floating(K.EXP, tp.exp, math.exp, [-3.0, -0.5, 0.0, 0.25, 1.0, 10.0], [-2, 0, 3],
+             ([NAN, INF, -INF, 100.0], [NAN, INF, 0.0, INF]), [-1.2, 0.3, 1.5]),
+    Floating(K.EXPM1, tp.expm1, math.expm1, [-3.0, -1e-5, 0.0, 1e-7, 1.0, 5.0], [-2, 0, 3],
+             ([NAN, INF, -INF], [NAN, INF, -1.0]), [-1.2, 0.3, 1.5]),
+    Floating(K.LOG, tp.log, math.log, [1e-3, 0.5, 1.0, 2.0, math.e, 1e6], [1, 4, 9],
+             ([NAN, 0.0, -1.0, INF], [NAN, -INF, NAN, INF]), [0.4, 1.0, 3.5], bools=(-INF, 0.0)),
+    Floating(K.LOG1P, tp.log1p, math.log1p, [-0.5, -1e-6, 0.0, 1e-7, 1.0, 100.0], [0, 1, 5],
+             ([NAN, -1.0, -2.0, INF], [NAN, -INF, NAN, INF]), [-0.4, 0.2, 3.0]),
+    Floating(K.SQRT, tp.sqrt, math.sqrt, [0.0, 0.01, 0.5, 2.0, 9.0, 1e4], [1, 4, 9],
+             ([NAN, -1.0, INF, -0.0], [NAN, NAN, INF, 0.0]), [0.3, 1.0, 4.0]),
+    Floating(K.RSQRT, tp.rsqrt, lambda v: 1 / math.sqrt(v), [0.01, 0.25, 1.0, 2.0, 9.0, 1e4], [1, 4, 9],
+             ([NAN, 0.0, -1.0, INF], [NAN, INF, NAN, 0.0]), [0.3, 1.0, 4.0], bools=(INF, 1.0)),
+    Floating(K.RECIPROCAL, tp.reciprocal, lambda v: 1 / v, [-4.0, -0.5, 0.1, 1.0, 3.0, 1e3], [-2, 1, 4],
+             ([NAN, 0.0, -0.0, INF, -INF], [NAN, INF, -INF, 0.0, -0.0]), [-1.5, 0.4, 2.0], bools=(INF, 1.0)),
+    Floating(K.SIN, tp.sin, math.sin, [-3.0, -1.0, 0.0, 0.5, 2.0, 10.0], [-2, 0, 3],
+             ([NAN, INF, -INF], [NAN, NAN, NAN]), [-1.2, 0.3, 2.5]),
+    Floating(K.COS, tp.cos, math.cos, [-3.0, -1.0, 0.0, 0.5, 2.0, 10.0], [-2, 0, 3],
+             ([NAN, INF, -INF], [NAN, NAN, NAN]), [-1.2, 0.3, 2.5]),
+    Floating(K.TAN, tp.tan, math.tan, [-1.5, -0.5, 0.0, 0.25, 1.0, 3.0], [-2, 0, 3],
+             ([NAN, INF, -INF], [NAN, NAN, NAN]), [-1.2, 0.3, 1.0]),
+    Floating(K.ASIN, tp.asin, math.asin, [-1.0, -0.5, 0.0, 0.25, 0.9, 1.0], [-1, 0, 1],
+             ([NAN, 1.5, -2.0, INF], [NAN, NAN, NAN, NAN]), [-0.6, 0.1, 0.7]),
+    Floating(K.ACOS, tp.acos, math.acos, [-1.0, -0.5, 0.0, 0.25, 0.9, 1.0], [-1, 0, 1],
+             ([NAN, 1.5, -2.0, INF], [NAN, NAN, NAN, NAN]), [-0.6, 0.1, 0.7]),
+    Floating(K.ATAN, tp.atan, math.atan, [-100.0, -1.0, 0.0, 0.25, 2.0, 1e8], [-2, 0, 3],
+             ([NAN, INF, -INF], [NAN, PI / 2, -PI / 2]), [-1.2, 0.3, 2.5]),
+    Floating(K.SINH, tp.sinh, math.sinh, [-5.0, -0.5, 0.0, 1e-4, 1.0, 20.0], [-2, 0, 3],
+             ([NAN, INF, -INF, 100.0], [NAN, INF, -INF, INF]), [-1.2, 0.3, 1.5]),
+    Floating(K.COSH, tp.cosh, math.cosh, [-5.0, -0.5, 0.0, 1e-4, 1.0, 20.0], [-2, 0, 3],
+             ([NAN, INF, -INF, -100.0], [NAN, INF, INF, INF]), [-1.2, 0.3, 1.5]),
+    Floating(K.TANH, tp.tanh, math.tanh, [-20.0, -0.5, 0.0, 1e-4, 1.0, 3.0], [-2, 0, 3],
+             ([NAN, INF, -INF], [NAN, 1.0, -1.0]), [-1.2, 0.3, 1.5]),
+    Floating(K.ASINH, tp.asinh, math.asinh, [-100.0, -0.5, 0.0, 1e-4, 1.0, 3.0], [-2, 0, 3],
+             ([NAN, INF, -INF], [NAN, INF, -INF]), [-1.2, 0.3, 1.5]),
+    Floating(K.ACOSH, tp.acosh, math.acosh, [1.0, 1.01, 1.5, 2.0, 10.0, 1e4], [1, 2, 3],
+             ([NAN, 0.5, -1.0, INF], [NAN, NAN, NAN, INF]), [1.2, 2.0, 3.5], bools=(NAN, 0.0)),
+    Floating(K.ATANH, tp.atanh, math.atanh, [-0.99, -0.5, 0.0, 1e-4, 0.25, 0.9], [0],
+             ([NAN, 1.0, -1.0, 2.0], [NAN, INF, -INF, NAN]), [-0.6, 0.1, 0.7], bools=(0.0, INF)),
+    Floating(K.ERF, tp.erf, math.erf, [-3.0, -0.5, 0.0, 0.1, 1.0, 4.5], [-2, 0, 3],
+             ([NAN, INF, -INF, 10.0, -0.0], [NAN, 1.0, -1.0, 1.0, -0.0]), [-1.2, 0.3, 1.5]),
+    Floating(K.SIGMOID, tp.sigmoid, _sigmoid, [-10.0, -0.5, 0.0, 0.25, 1.0, 30.0], [-2, 0, 3],
+             ([NAN, INF, -INF, 100.0, -100.0], [NAN, 1.0, 0.0, 1.0, 0.0]), [-1.2, 0.3, 1.5]),
+    # softplus(±100): 100 + log1p(e**-100) = 100 in float32; log1p(e**-100) = 3.7e-44 ~ 0
+    Floating(K.SOFTPLUS, tp.softplus, _softplus, [-20.0, -0.5, 0.0, 0.25, 1.0, 30.0], [-2, 0, 3],
+             ([NAN, INF, -INF, 100.0, -100.0, 1e30], [NAN, INF, 0.0, 100.0, 0.0, 1e30]), [-1.2, 0.3, 1.5]),
+    Floating(K.ELU, tp.elu, _elu, [-20.0, -0.5, 0.0, 0.25, 1.0, 30.0], [-2, 0, 3],
+             ([NAN, INF, -INF], [NAN, INF, -1.0]), [-1.2, -0.3, 0.4, 1.5]),
+    Floating(K.SELU, tp.selu, _selu, [-20.0, -0.5, 0.0, 0.25, 1.0, 30.0], [-2, 0, 3],
+             ([NAN, INF, -INF], [NAN, INF, -SELU_SCALE * SELU_ALPHA]), [-1.2, -0.3, 0.4, 1.5]),
+]  # fmt: skip
+
+
+def _floating_cases(row: Floating) -> list[Case]:
+    k, op, ref = row.kernel, row.op, row.ref
+    held32, held64, scalar = f32(row.points), f64(row.points).reshape(2, 3), f32(row.points[3])
+    at_false, at_true = row.bools if row.bools is not None else (ref(0.0), ref(1.0))
+    special_in, special_out = row.special
+    return [
+        Case(k, op, (held32,), _expected(ref, held32, np.float32), name="float32"),
+        Case(k, op, (held64,), _expected(ref, held64, np.float64), rtol=1e-13, atol=1e-15, name="float64"),
+        Case(k, op, (i32(row.ints),), _expected(ref, i32(row.ints), np.float32), name="int32"),
+        Case(k, op, (i64(row.ints),), _expected(ref, i64(row.ints), np.float32), name="int64"),
+        Case(k, op, (b8([False, True]),), f32([at_false, at_true]), name="bool"),
+        Case(k, op, (scalar,), _expected(ref, scalar, np.float32), name="scalar"),
+        Case(k, op, (f32(np.zeros((0, 3))),), f32(np.zeros((0, 3))), name="empty"),
+        Case(k, op, (f32(special_in),), f32(special_out), name="special"),
+        Case(k, op, (f64(row.grad),), _expected(ref, f64(row.grad), np.float64), rtol=1e-12, grad=True, name="grad"),
+    ]
+
+
+# -- numeric kernels that keep the dtype: bool inputs are refused ------------------------------------------
+
+
+class Numeric(NamedTuple):
+    kernel: str
+    op: Callable[..., Any]
+    ref: Ref  # float64, exact on whole numbers
+    special: tuple[list[float], list[float]]
+    grad: list[float]  # away from kinks and jumps
+
+
+NUMERIC = [
+    Numeric(K.NEG, tp.neg, lambda v: -v, ([NAN, INF, -INF, 0.0], [NAN, -INF, INF, -0.0]), [-1.3, 0.7, 2.1]),
+    Numeric(K.ABS, tp.abs, abs, ([NAN, INF, -INF, -0.0], [NAN, INF, INF, 0.0]), [-1.3, 0.7, 2.1]),
+    Numeric(K.SQUARE, tp.square, lambda v: v * v, ([NAN, INF, -INF, 1e20], [NAN, INF, INF, INF]), [-1.3, 0.7, 2.1]),
+    Numeric(K.RELU, tp.relu, lambda v: max(v, 0.0), ([NAN, INF, -INF], [NAN, INF, 0.0]), [-1.3, 0.7, 2.1]),
+    Numeric(K.RELU6, tp.relu6, lambda v: min(max(v, 0.0), 6.0), ([NAN, INF, -INF, 6.0], [NAN, 6.0, 0.0, 6.0]),
+            [-1.3, 0.7, 5.2, 7.1]),
+    # sign(NaN) is 0, as TensorFlow.js's cpu and webgl kernels give
+    Numeric(K.SIGN, tp.sign, lambda v: float((v > 0) - (v < 0)),
+            ([NAN, INF, -INF, 0.0, -0.0, 1e-30], [0.0, 1.0, -1.0, 0.0, 0.0, 1.0]), [-1.3, 0.7, 2.1]),
+    Numeric(K.CEIL, tp.ceil, math.ceil, ([NAN, INF, -INF, -0.5, 1e30], [NAN, INF, -INF, -0.0, 1e30]),
+            [-1.3, 0.7, 2.2]),
+    Numeric(K.FLOOR, tp.floor, math.floor, ([NAN, INF, -INF, -0.5, 1e30], [NAN, INF, -INF, -1.0, 1e30]),
+            [-1.3, 0.7, 2.2]),
+    # halves to even; Python's round does the same
+    Numeric(K.ROUND, tp.round, round, ([NAN, INF, -INF, 0.5, 1.5, 2.5, -0.5, -1.5, -2.5],
+                                       [NAN, INF, -INF, 0.0, 2.0, 2.0, -0.0, -2.0, -2.0]), [-1.3, 0.7, 2.2]),
+]  # fmt: skip
+
+_POINTS = [-7.5, -2.5, -1.5, -0.5, 0.0, 0.3, 1.5, 2.5, 6.0, 7.25]
+_INTS = [-7, -1, 0, 2, 6, 9]
+
+
+def _numeric_cases(row: Numeric) -> list[Case]:
+    k, op, ref = row.kernel, row.op, row.ref
+    held32, held64 = f32(_POINTS), f64(_POINTS).reshape(2, 5)
+    special_in, special_out = row.special
+    return [
+        Case(k, op, (held32,), _expected(ref, held32, np.float32), name="float32"),
+        Case(k, op, (held64,), _expected(ref, held64, np.float64), rtol=1e-15, atol=0.0, name="float64"),
+        Case(k, op, (i32(_INTS),), _expected(ref, i32(_INTS), np.int32), name="int32"),
+        Case(k, op, (i64(_INTS),), _expected(ref, i64(_INTS), np.int64), name="int64"),
+        Case(k, op, (f32(-2.5),), _expected(ref, f32(-2.5), np.float32), name="scalar"),
+        Case(k, op, (i64(np.zeros((2, 0))),), i64(np.zeros((2, 0))), name="empty"),
+        Case(k, op, (f32(special_in),), f32(special_out), name="special"),
+        Case(k, op, (b8([True, False]),), raises=tp.DTypeError, match="numeric tensor, got bool", name="bool"),
+        Case(k, op, (f64(row.grad),), _expected(ref, f64(row.grad), np.float64), grad=True, name="grad"),
+    ]
+
+
+# -- erf against math.erf, to float64 accuracy ---------------------------------------------------------------
+
+_ERF_POINTS = np.concatenate([
+    np.linspace(-6.5, 6.5, 2601),
+    np.geomspace(1e-300, 30.0, 400),
+    -np.geomspace(1e-300, 30.0, 400),
+    [0.46875, np.nextafter(0.46875, 1.0), 4.0, np.nextafter(4.0, 5.0), 26.5, 27.0, 1e10, 1e300, 5e-324],
+])  # fmt: skip
+
+# -- hand-written cases --------------------------------------------------------------------------------------
+
+_bool_grid = b8([[True, False], [False, False]])
+
+HAND = [
+    Case(K.ERF, tp.erf, (f64(_ERF_POINTS),), _expected(math.erf, f64(_ERF_POINTS), np.float64), rtol=1e-15,
+         atol=0.0, name="float64-accuracy"),
+    # erf(x) - 1 for |x| > 0.46875 and x R(x**2) below: both sides of the branch points
+    Case(K.ERF, tp.erf, (f32([0.4, 0.46875, 0.5, 3.9, 4.0, 4.1]),),
+         _expected(math.erf, f32([0.4, 0.46875, 0.5, 3.9, 4.0, 4.1]), np.float32), name="branches"),
+    Case(K.SOFTPLUS, tp.softplus, (f64([-700.0, -40.0, 40.0, 800.0]),),
+         f64([math.exp(-700.0), math.exp(-40.0), 40.0 + math.exp(-40.0), 800.0]), rtol=1e-14, atol=0.0,
+         name="large-magnitude"),
+    Case(K.SIGMOID, tp.sigmoid, (f64([-800.0, 800.0]),), f64([0.0, 1.0]), atol=1e-300, name="no-overflow"),
+    Case(K.SIGMOID, tp.sigmoid, (f64([-30.0, -45.0, -700.0]),),
+         f64([_sigmoid(-30.0), _sigmoid(-45.0), math.exp(-700.0)]), rtol=1e-14, atol=0.0, name="large-negative"),
+    # e**x - 1 loses digits near 0; expm1 does not
+    Case(K.ELU, tp.elu, (f64([-1e-10, -1e-6]),), f64([_elu(-1e-10), _elu(-1e-6)]), rtol=1e-14, atol=0.0,
+         name="near-zero"),
+    Case(K.SELU, tp.selu, (f64([-1e-10, -1e-6]),), f64([_selu(-1e-10), _selu(-1e-6)]), rtol=1e-14, atol=0.0,
+         name="near-zero"),
+    Case(K.EXPM1, tp.expm1, (f64([1e-10, -1e-12]),), f64([1e-10 + 5e-21, -1e-12 + 5e-25]), rtol=1e-15, atol=0.0,
+         name="near-zero"),
+    Case(K.LOG1P, tp.log1p, (f64([1e-10, -1e-12]),), f64([1e-10 - 5e-21, -1e-12 - 5e-25]), rtol=1e-15, atol=0.0,
+         name="near-zero"),
+    # -- leaky_relu: alpha * x below 0 ---------------------------------------------------------------------------
+    Case(K.LEAKY_RELU, tp.leaky_relu, (f32([-2.0, -0.5, 0.0, 3.0]),), f32([-0.4, -0.1, 0.0, 3.0]), name="default"),
+    Case(K.LEAKY_RELU, lambda x: tp.leaky_relu(x, alpha=0.5), (f64([[-3.0, 1.0], [-1.0, 0.25]]),),
+         f64([[-1.5, 1.0], [-0.5, 0.25]]), name="float64"),
+    Case(K.LEAKY_RELU, lambda x: tp.leaky_relu(x, 1.5), (f32([-2.0, 2.0]),), f32([-3.0, 2.0]), name="alpha-above-1"),
+    Case(K.LEAKY_RELU, tp.leaky_relu, (i32([-5, 0, 7]),), f32([-1.0, 0.0, 7.0]), name="int32"),
+    Case(K.LEAKY_RELU, tp.leaky_relu, (i64([-5, 7]),), f32([-1.0, 7.0]), name="int64"),
+    Case(K.LEAKY_RELU, tp.leaky_relu, (b8([True, False]),), f32([1.0, 0.0]), name="bool"),
+    Case(K.LEAKY_RELU, tp.leaky_relu, (f32(-10.0),), f32(-2.0), name="scalar"),
+    Case(K.LEAKY_RELU, tp.leaky_relu, (f32(np.zeros((3, 0))),), f32(np.zeros((3, 0))), name="empty"),
+    Case(K.LEAKY_RELU, tp.leaky_relu, (f32([NAN, INF, -INF]),), f32([NAN, INF, -INF]), name="special"),
+    Case(K.LEAKY_RELU, lambda x: tp.leaky_relu(x, alpha=_untyped(tp.tensor(0.1))), (f32([1.0]),), raises=TypeError,
+         match="alpha must be a real number", name="tensor-alpha"),
+    Case(K.LEAKY_RELU, lambda x: tp.leaky_relu(x, 0.3), (f64([-1.2, -0.4, 0.5, 2.0]),),
+         f64([-0.36, -0.12, 0.5, 2.0]), rtol=1e-14, grad=True, name="grad"),
+    # -- step: 1 above 0, alpha at or below 0, NaN stays NaN ---------------------------------------------------
+    Case(K.STEP, tp.step, (f32([-2.0, 0.0, -0.0, 1e-30, 3.0]),), f32([0.0, 0.0, 0.0, 1.0, 1.0]), name="default"),
+    Case(K.STEP, lambda x: tp.step(x, alpha=-0.5), (f64([[-2.0, 0.0], [0.1, 3.0]]),), f64([[-0.5, -0.5], [1.0, 1.0]]),
+         name="float64-alpha"),
+    Case(K.STEP, lambda x: tp.step(x, 0.5), (f32([NAN, INF, -INF]),), f32([NAN, 1.0, 0.5]), name="special"),
+    Case(K.STEP, tp.step, (i32([-3, 0, 4]),), i32([0, 0, 1]), name="int32"),
+    Case(K.STEP, lambda x: tp.step(x, -1), (i64([-3, 0, 4]),), i64([-1, -1, 1]), name="int64-alpha"),
+    Case(K.STEP, tp.step, (f32(2.0),), f32(1.0), name="scalar"),
+    Case(K.STEP, tp.step, (f32(np.zeros(0)),), f32(np.zeros(0)), name="empty"),
+    Case(K.STEP, lambda x: tp.step(x, 0.5), (i32([1]),), raises=tp.DTypeError, match="not a whole number",
+         name="int-fractional-alpha"),
+    Case(K.STEP, tp.step, (b8([True]),), raises=tp.DTypeError, match="expects a numeric tensor", name="bool"),
+    Case(K.STEP, lambda x: tp.step(x, _untyped(None)), (f32([1.0]),), raises=TypeError,
+         match="alpha must be a real number", name="none-alpha"),
+    Case(K.STEP, lambda x: tp.step(x, 0.2), (f64([-1.3, -0.2, 0.4, 2.0]),), f64([0.2, 0.2, 1.0, 1.0]), grad=True,
+         name="grad"),
+    # -- clip_by_value: bounds included; NaN stays NaN ----------------------------------------------------------
+    Case(K.CLIP_BY_VALUE, lambda x: tp.clip_by_value(x, -1.0, 2.5), (f32([-3.0, -1.0, 0.5, 2.5, 9.0]),),
+         f32([-1.0, -1.0, 0.5, 2.5, 2.5]), name="float32"),
+    Case(K.CLIP_BY_VALUE, lambda x: tp.clip_by_value(x, 0, 1), (f64([[-0.1, 0.3], [1.7, 1.0]]),),
+         f64([[0.0, 0.3], [1.0, 1.0]]), name="float64"),
+    Case(K.CLIP_BY_VALUE, lambda x: tp.clip_by_value(x, -2, 3), (i32([-9, -2, 0, 3, 7]),), i32([-2, -2, 0, 3, 3]),
+         name="int32"),
+    Case(K.CLIP_BY_VALUE, lambda x: tp.clip_by_value(x, -INF, 4.0), (i64([-2**40, 0, 2**40]),), i64([-2**40, 0, 4]),
+         name="int64-infinite-bound"),
+    Case(K.CLIP_BY_VALUE, lambda x: tp.clip_by_value(x, -1e12, 1e12), (i32([-5, 5]),), i32([-5, 5]),
+         name="int32-bounds-beyond-range"),
+    Case(K.CLIP_BY_VALUE, lambda x: tp.clip_by_value(x, 1.0, 1.0), (f32([-1.0, 3.0]),), f32([1.0, 1.0]),
+         name="equal-bounds"),
+    Case(K.CLIP_BY_VALUE, lambda x: tp.clip_by_value(x, -1.0, 1.0), (f32([NAN, INF, -INF]),), f32([NAN, 1.0, -1.0]),
+         name="special"),
+    Case(K.CLIP_BY_VALUE, lambda x: tp.clip_by_value(x, 0.0, 1.0), (f32(5.0),), f32(1.0), name="scalar"),
+    Case(K.CLIP_BY_VALUE, lambda x: tp.clip_by_value(x, 0.0, 1.0), (f32(np.zeros((0, 2))),), f32(np.zeros((0, 2))),
+         name="empty"),
+    Case(K.CLIP_BY_VALUE, lambda x: tp.clip_by_value(x, 2.0, 1.0), (f32([1.0]),), raises=tp.TensorplugError,
+         match=r"clip_value_min \(2.0\) must be less than or equal to clip_value_max \(1.0\)", name="min-above-max"),
+    Case(K.CLIP_BY_VALUE, lambda x: tp.clip_by_value(x, NAN, 1.0), (f32([1.0]),), raises=tp.TensorplugError,
+         match="must be less than or equal", name="nan-bound"),
+    Case(K.CLIP_BY_VALUE, lambda x: tp.clip_by_value(x, 0.5, 2.0), (i32([1]),), raises=tp.DTypeError,
+         match="clip_value_min=0.5 is not a whole number", name="int-fractional-bound"),
+    Case(K.CLIP_BY_VALUE, lambda x: tp.clip_by_value(x, _untyped("0"), 1), (f32([1.0]),), raises=TypeError,
+         match="clip_value_min must be a real number", name="string-bound"),
+    Case(K.CLIP_BY_VALUE, lambda x: tp.clip_by_value(x, 0, 1), (b8([True]),), raises=tp.DTypeError,
+         match="expects a numeric tensor", name="bool"),
+    Case(K.CLIP_BY_VALUE, lambda x: tp.clip_by_value(x, -1.0, 1.5), (f64([-2.1, -0.3, 0.6, 1.2, 3.0]),),
+         f64([-1.0, -0.3, 0.6, 1.2, 1.5]), grad=True, name="grad"),
+    # -- predicates --------------------------------------------------------------------------------------------
+    Case(K.IS_NAN, tp.isnan, (f32([NAN, INF, -INF, 0.0, 1.5]),), b8([True, False, False, False, False]),
+         name="float32"),
+    Case(K.IS_NAN, tp.isnan, (f64([[NAN, 1.0], [-INF, NAN]]),), b8([[True, False], [False, True]]), name="float64"),
+    Case(K.IS_NAN, tp.isnan, (i32([0, -3]),), b8([False, False]), name="int32"),
+    Case(K.IS_NAN, tp.isnan, (i64([5]),), b8([False]), name="int64"),
+    Case(K.IS_NAN, tp.isnan, (b8([True, False]),), b8([False, False]), name="bool"),
+    Case(K.IS_NAN, tp.isnan, (f32(NAN),), b8(True), name="scalar"),
+    Case(K.IS_NAN, tp.isnan, (f32(np.zeros((0, 4))),), b8(np.zeros((0, 4))), name="empty"),
+    Case(K.IS_INF, tp.isinf, (f32([NAN, INF, -INF, 0.0, 3e38]),), b8([False, True, True, False, False]),
+         name="float32"),
+    Case(K.IS_INF, tp.isinf, (f64([[NAN, 1e308], [-INF, INF]]),), b8([[False, False], [True, True]]),
+         name="float64"),
+    Case(K.IS_INF, tp.isinf, (i32([0, 2**31 - 1]),), b8([False, False]), name="int32"),
+    Case(K.IS_INF, tp.isinf, (i64([5]),), b8([False]), name="int64"),
+    Case(K.IS_INF, tp.isinf, (b8([True, False]),), b8([False, False]), name="bool"),
+    Case(K.IS_INF, tp.isinf, (f32(-INF),), b8(True), name="scalar"),
+    Case(K.IS_INF, tp.isinf, (f32(np.zeros(0)),), b8(np.zeros(0)), name="empty"),
+    Case(K.IS_FINITE, tp.isfinite, (f32([NAN, INF, -INF, 0.0, 3e38]),), b8([False, False, False, True, True]),
+         name="float32"),
+    Case(K.IS_FINITE, tp.isfinite, (f64([[NAN, 1e308], [-INF, -0.0]]),), b8([[False, True], [False, True]]),
+         name="float64"),
+    Case(K.IS_FINITE, tp.isfinite, (i32([0, -2**31]),), b8([True, True]), name="int32"),
+    Case(K.IS_FINITE, tp.isfinite, (i64([5]),), b8([True]), name="int64"),
+    Case(K.IS_FINITE, tp.isfinite, (b8([True, False]),), b8([True, True]), name="bool"),
+    Case(K.IS_FINITE, tp.isfinite, (f32(NAN),), b8(False), name="scalar"),
+    Case(K.IS_FINITE, tp.isfinite, (f32(np.zeros((2, 0))),), b8(np.zeros((2, 0))), name="empty"),
+    Case(K.LOGICAL_NOT, tp.logical_not, (_bool_grid,), b8([[False, True], [True, True]]), name="values"),
+    Case(K.LOGICAL_NOT, tp.logical_not, (b8(False),), b8(True), name="scalar"),
+    Case(K.LOGICAL_NOT, tp.logical_not, (b8(np.zeros((0, 2))),), b8(np.zeros((0, 2))), name="empty"),
+    Case(K.LOGICAL_NOT, tp.logical_not, (f32([1.0]),), raises=tp.DTypeError, match="expects a bool tensor, got float32",
+         name="float32"),
+    Case(K.LOGICAL_NOT, tp.logical_not, (i32([1]),), raises=tp.DTypeError, match="expects a bool tensor, got int32",
+         name="int32"),
+]  # fmt: skip
+
+CASES: list[Case] = [
+    *(case for row in FLOATING for case in _floating_cases(row)),
+    *(case for row in NUMERIC for case in _numeric_cases(row)),
+    *HAND,
+]
