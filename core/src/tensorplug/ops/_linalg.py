@@ -59,7 +59,10 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     labels seen once, sorted), labels repeated within an operand (``"ii->i"``
     takes a diagonal, ``"ii"`` a trace), labels summed within one operand,
     ``...`` for broadcast leading axes, and size-1 axes broadcasting against
-    the same label elsewhere. Operands promote to one dtype; bool is refused.
+    the same label elsewhere (a superset of TensorFlow.js's einsum, which
+    takes two operands at most). Not supported: NumPy's sublist form
+    (``einsum(a, [0, 1], b, [1, 2])``) and its ``out``/``dtype``/``optimize``
+    arguments. Operands promote to one dtype; bool is refused.
     The kernel gets the equation in explicit form with ``...`` spelled out
     as letters, so a backend only has to handle ``"ab,bc->ac"``.
 

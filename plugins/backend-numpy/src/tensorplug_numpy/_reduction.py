@@ -24,11 +24,13 @@ def _reduce(fn: Callable[..., Any], keep_dtype: bool = False) -> Kernel:
         return fn(x, axis=attrs["axis"], keepdims=attrs["keep_dims"])
 
     kernel.__name__ = fn.__name__
-    return quiet(kernel)  # inf - inf and inf * 0 give NaN, as the contract says
+    return kernel
 
 
+# Sum is on every gradient's hot path, so it keeps numpy's warning for inf - inf (as Add does) rather than
+# pay for np.errstate on each call; the rarer Prod and the scans are quiet: inf * 0 gives NaN, as the contract says.
 sum_ = _reduce(np.sum, keep_dtype=True)
-prod = _reduce(np.prod, keep_dtype=True)
+prod = quiet(_reduce(np.prod, keep_dtype=True))
 max_ = _reduce(np.max)
 min_ = _reduce(np.min)
 all_ = _reduce(np.all)
