@@ -1,17 +1,20 @@
-"""Linear algebra: matmul through the BatchMatMul kernel."""
+"""Linear algebra: ``matmul`` (the BatchMatMul kernel) and ``einsum`` (the Einsum kernel)."""
 
 from __future__ import annotations
 
+import string
+from collections.abc import Sequence
 from typing import Any
 
+from tensorplug import _dtypes
 from tensorplug import kernel_names as K
 from tensorplug._engine import dispatch
-from tensorplug._errors import DTypeError, ShapeError
+from tensorplug._errors import DTypeError, ShapeError, TensorplugError
 from tensorplug._tensor import Tensor, describe
-from tensorplug.ops._convert import broadcast_shapes, promote_operands
+from tensorplug.ops._convert import as_tensor, broadcast_shapes, cast, promote_operands
 from tensorplug.ops._shape import reshape
 
-__all__ = ["matmul"]
+__all__ = ["matmul", "einsum"]
 
 
 def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False) -> Tensor:
@@ -47,3 +50,108 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False)
         shape = batch + ((m,) if not squeeze_a else ()) + ((n,) if not squeeze_b else ())
         out = reshape(out, shape)
     return out
+
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """Einstein summation over the operands' labelled axes, as NumPy's ``einsum``.
+
+    Supported: any number of operands, implicit output (``"ij,jk"``: the
+    labels seen once, sorted), labels repeated within an operand (``"ii->i"``
+    takes a diagonal, ``"ii"`` a trace), labels summed within one operand,
+    ``...`` for broadcast leading axes, and size-1 axes broadcasting against
+    the same label elsewhere (a superset of TensorFlow.js's einsum, which
+    takes two operands at most). Not supported: NumPy's sublist form
+    (``einsum(a, [0, 1], b, [1, 2])``) and its ``out``/``dtype``/``optimize``
+    arguments. Operands promote to one dtype; bool is refused.
+    The kernel gets the equation in explicit form with ``...`` spelled out
+    as letters, so a backend only has to handle ``"ab,bc->ac"``.
+
+    >>> import tensorplug as tp
+    >>> tp.einsum("ij,jk->ik", tp.ones((2, 3)), tp.ones((3, 4))).shape
+    (2, 4)
+    >>> tp.einsum("ii", tp.tensor([[1.0, 2.0], [3.0, 4.0]])).item()
+    5.0
+    """
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum: the equation must be a str such as 'ij,jk->ik', got {type(equation).__name__}")
+    if not operands:
+        raise TensorplugError(f"einsum({equation!r}): needs at least one operand")
+    tensors = [as_tensor(x) for x in operands]
+    dtype = tensors[0].dtype
+    for t in tensors[1:]:
+        dtype = _dtypes.promote(dtype, t.dtype)
+    if dtype == "bool":
+        raise DTypeError(f"einsum: expects numeric tensors, got {', '.join(describe(t) for t in tensors)}")
+    tensors = [cast(t, dtype) for t in tensors]
+    canonical = _explicit_equation(equation, [t.shape for t in tensors])
+    return dispatch(K.EINSUM, {"tensors": tensors}, {"equation": canonical})
+
+
+def _explicit_equation(equation: str, shapes: Sequence[tuple[int, ...]]) -> str:
+    """``equation`` checked against the operands' shapes and written as ``"ab,bc->ac"``: no spaces, no ellipsis."""
+    where = f"einsum({equation!r})"
+    compact = equation.replace(" ", "")
+    if compact.count("->") > 1:
+        raise TensorplugError(f"{where}: the equation has more than one '->'")
+    lhs, arrow, rhs = compact.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise TensorplugError(
+            f"{where}: the equation names {len(terms)} operand(s) but {len(shapes)} were given; "
+            "separate the operands' labels with commas"
+        )
+    for term in [*terms, rhs]:
+        if term.count("...") > 1 or any(c not in string.ascii_letters for c in term.replace("...", "")):
+            raise TensorplugError(
+                f"{where}: {term!r} is not a list of labels; labels are the letters a-z and A-Z, with at most "
+                "one '...' per operand"
+            )
+    # Spell out '...': its axes broadcast right-aligned, as NumPy's; each gets an unused letter.
+    ranks = [len(shape) - len(term.replace("...", "")) for term, shape in zip(terms, shapes, strict=True)]
+    for term, shape, rank in zip(terms, shapes, ranks, strict=True):
+        if rank < 0 or (rank > 0 and "..." not in term):
+            raise ShapeError(
+                f"{where}: the labels {term!r} do not match an operand of rank {len(shape)} (shape {shape}); "
+                "give one label per axis, or '...' for the leading axes"
+            )
+    spare = [c for c in string.ascii_letters if c not in compact]
+    ellipsis_rank = max((r for term, r in zip(terms, ranks, strict=True) if "..." in term), default=0)
+    if ellipsis_rank > len(spare):
+        raise TensorplugError(f"{where}: '...' stands for {ellipsis_rank} axes, more than the unused letters left")
+    ellipsis = "".join(spare[:ellipsis_rank])
+    terms = [term.replace("...", ellipsis[ellipsis_rank - r :]) for term, r in zip(terms, ranks, strict=True)]
+    if arrow:
+        if "..." not in rhs and ellipsis_rank:
+            raise ShapeError(
+                f"{where}: '...' covers {ellipsis_rank} axes of the operands, so the output must name '...' too"
+            )
+        output = rhs.replace("...", ellipsis)
+    else:
+        seen = "".join(terms)
+        output = ellipsis + "".join(sorted(c for c in set(seen) if seen.count(c) == 1 and c not in ellipsis))
+    _check_label_sizes(where, terms, output, shapes)
+    return ",".join(terms) + "->" + output
+
+
+def _check_label_sizes(where: str, terms: list[str], output: str, shapes: Sequence[tuple[int, ...]]) -> None:
+    sizes: dict[str, int] = {}
+    for term, shape in zip(terms, shapes, strict=True):
+        own: dict[str, int] = {}
+        for label, size in zip(term, shape, strict=True):
+            if own.setdefault(label, size) != size:
+                raise ShapeError(
+                    f"{where}: label {label!r} is repeated within an operand of shape {shape} with different "
+                    f"sizes ({own[label]} and {size}); a repeated label takes a diagonal, which must be square"
+                )
+            if sizes.get(label, 1) not in (1, size) and size != 1:
+                raise ShapeError(
+                    f"{where}: label {label!r} has size {sizes[label]} in one operand and {size} in another "
+                    f"(shapes {', '.join(str(s) for s in shapes)}); sizes of a label must match or be 1"
+                )
+            if size != 1:
+                sizes[label] = size
+    for label in output:
+        if output.count(label) > 1:
+            raise TensorplugError(f"{where}: the output repeats label {label!r}; each output label must be unique")
+        if not any(label in term for term in terms):
+            raise TensorplugError(f"{where}: the output label {label!r} is not a label of any operand")

@@ -1,7 +1,260 @@
-"""Conformance cases: reduction."""
+"""Conformance cases: reductions (Sum, Prod, Mean, Max, Min, All, Any, ArgMax, ArgMin) and scans (Cumsum, Cumprod).
+
+Expected values are worked out by hand (sums and products spelled out in
+the comments where they are not obvious). Gradient cases use fixed inputs
+away from ties; the products' gradient cases put zeros in on purpose.
+"""
 
 from __future__ import annotations
 
-from tensorplug.testing._conformance import Case
+import math
+from collections.abc import Callable
+from typing import Any
 
-CASES: list[Case] = []
+import tensorplug as tp
+from tensorplug import kernel_names as K
+from tensorplug.testing._conformance import Case, b8, f32, f64, i32, i64
+
+inf, nan = math.inf, math.nan
+X = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+G = [[0.3, -1.2, 2.0], [0.7, 1.1, -0.4]]  # gradient-case input: row sums 1.1 and 1.4
+G3 = [[[0.5, -1.0], [2.0, 0.25], [1.5, -0.5]], [[1.0, 3.0], [-2.0, 0.75], [0.5, 1.0]]]  # shape (2, 3, 2)
+AXES: Any = (0, 1)  # argmax takes one axis
+D = [[0.3, -1.0, 2.1, 0.8], [1.5, 0.2, -0.7, 0.9], [-2.0, -0.4, -1.1, -0.3]]  # no ties within a row
+
+
+def _grad_of(f: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """The gradient of sum(f(x)), for cases that check gradient values worked out by hand."""
+    return lambda x: tp.grad(lambda v: tp.sum(f(v)))(x)
+
+
+CASES: list[Case] = [
+    # -- Sum -----------------------------------------------------------------------------------------------------
+    Case(K.SUM, tp.sum, (f32(X),), f32(21.0), name="all-f32"),
+    Case(K.SUM, lambda x: tp.sum(x, 0), (f32(X),), f32([5.0, 7.0, 9.0]), name="axis0"),
+    Case(K.SUM, lambda x: tp.sum(x, -1, keepdims=True), (f32(X),), f32([[6.0], [15.0]]), name="negative-axis-keepdims"),
+    Case(K.SUM, lambda x: tp.sum(x, (0, 2)), (f64(G3),), f64([3.5, 1.0, 2.5]), name="axes-tuple-f64"),
+    Case(K.SUM, lambda x: tp.sum(x, ()), (f32(X),), f32(X), name="no-axes-is-identity"),
+    Case(K.SUM, tp.sum, (i32([1, 2, 3]),), i32(6), name="int32"),
+    Case(K.SUM, tp.sum, (i32([2**31 - 1, 1]),), i32(-(2**31)), name="int32-wraps"),
+    Case(K.SUM, tp.sum, (i64([2**40, 3]),), i64(2**40 + 3), name="int64"),
+    Case(K.SUM, lambda x: tp.sum(x, 1), (b8([[True, False, True], [True, True, True]]),), i32([2, 3]),
+         name="bool-counts-int32"),
+    Case(K.SUM, tp.sum, (f32(2.5),), f32(2.5), name="scalar"),
+    Case(K.SUM, lambda x: tp.sum(x, 0), (f32([]).reshape(0, 3),), f32([0.0, 0.0, 0.0]),
+         name="empty-axis-is-zero"),
+    Case(K.SUM, tp.sum, (f32([]),), f32(0.0), name="empty-all"),
+    Case(K.SUM, tp.sum, (f32([1.0, inf]),), f32(inf), name="inf"),
+    Case(K.SUM, tp.sum, (f32([inf, -inf]),), f32(nan), name="inf-minus-inf-nan"),
+    Case(K.SUM, tp.sum, (f32([1.0, nan]),), f32(nan), name="nan"),
+    Case(K.SUM, lambda x: tp.sum(x, 2), (f32(X),), raises=tp.ShapeError, match="out of range", name="bad-axis"),
+    Case(K.SUM, lambda x: tp.sum(x, (1, -1)), (f32(X),), raises=tp.ShapeError, match="repeats", name="repeated-axis"),
+    Case(K.SUM, tp.sum, (f64(G),), f64(2.5), grad=True, name="grad-all"),
+    Case(K.SUM, lambda x: tp.sum(x, 1, keepdims=True), (f64(G),), f64([[1.1], [1.4]]), grad=True,
+         name="grad-keepdims"),
+    Case(K.SUM, lambda x: tp.sum(x, (0, 2)), (f64(G3),), f64([3.5, 1.0, 2.5]), grad=True, name="grad-axes"),
+    # -- Prod ----------------------------------------------------------------------------------------------------
+    Case(K.PROD, lambda x: tp.prod(x, 1), (f32(X),), f32([6.0, 120.0]), name="axis1"),
+    Case(K.PROD, tp.prod, (f32(X),), f32(720.0), name="all"),
+    Case(K.PROD, lambda x: tp.prod(x, 0, keepdims=True), (f32(X),), f32([[4.0, 10.0, 18.0]]), name="keepdims"),
+    Case(K.PROD, tp.prod, (f64([0.5, -4.0]),), f64(-2.0), name="f64"),
+    Case(K.PROD, tp.prod, (i32([[1, 2], [3, 4]]),), i32(24), name="int32"),
+    Case(K.PROD, tp.prod, (i32([65536, 65536]),), i32(0), name="int32-wraps"),  # 2**32 mod 2**32
+    Case(K.PROD, tp.prod, (i64([100000, 100000]),), i64(10**10), name="int64"),
+    Case(K.PROD, lambda x: tp.prod(x, 1), (b8([[True, False], [True, True]]),), i32([0, 1]), name="bool-int32"),
+    Case(K.PROD, tp.prod, (f32(-2.5),), f32(-2.5), name="scalar"),
+    Case(K.PROD, lambda x: tp.prod(x, 0), (f32([]).reshape(0, 2),), f32([1.0, 1.0]), name="empty-axis-is-one"),
+    Case(K.PROD, tp.prod, (f32([]),), f32(1.0), name="empty-all"),
+    Case(K.PROD, tp.prod, (f32([2.0, 0.0, 3.0]),), f32(0.0), name="zero"),
+    Case(K.PROD, tp.prod, (f32([2.0, nan]),), f32(nan), name="nan"),
+    Case(K.PROD, tp.prod, (f32([inf, 0.0]),), f32(nan), name="inf-times-zero-nan"),
+    Case(K.PROD, tp.prod, (f32([inf, -2.0]),), f32(-inf), name="inf"),
+    Case(K.PROD, lambda x: tp.prod(x, -3), (f32(X),), raises=tp.ShapeError, match="out of range", name="bad-axis"),
+    # 0.5 * -1.5 * 2 = -1.5; 1.2 * 0.8 * -0.6 = -0.576
+    Case(K.PROD, lambda x: tp.prod(x, 1), (f64([[0.5, -1.5, 2.0], [1.2, 0.8, -0.6]]),), f64([-1.5, -0.576]),
+         grad=True, name="grad-axis1"),
+    # over axes 0 and 2 of G3: 0.5*-1*1*3 = -1.5; 2*0.25*-2*0.75 = -0.75; 1.5*-0.5*0.5*1 = -0.375
+    Case(K.PROD, lambda x: tp.prod(x, (0, 2), keepdims=True), (f64(G3),), f64([[[-1.5], [-0.75], [-0.375]]]),
+         grad=True, name="grad-axes-keepdims"),
+    Case(K.PROD, tp.prod, (f64([0.5, 0.0, -1.5, 2.0]),), f64(0.0), grad=True, name="grad-one-zero"),
+    Case(K.PROD, tp.prod, (f64([[0.0, 1.5, 0.0], [2.0, -0.5, 0.7]]),), f64(0.0), grad=True, name="grad-two-zeros"),
+    # d prod / dx_k is the product of the others: (0*3, 2*3, 2*0) and, with two zeros, 0 everywhere
+    Case(K.PROD, _grad_of(tp.prod), (f64([2.0, 0.0, 3.0]),), f64([0.0, 6.0, 0.0]), name="grad-value-one-zero"),
+    Case(K.PROD, _grad_of(tp.prod), (f64([2.0, 0.0, 3.0, 0.0]),), f64([0.0, 0.0, 0.0, 0.0]),
+         name="grad-value-two-zeros"),
+    # -- Mean ----------------------------------------------------------------------------------------------------
+    Case(K.MEAN, tp.mean, (f32(X),), f32(3.5), name="all"),
+    Case(K.MEAN, lambda x: tp.mean(x, 1), (f32(X),), f32([2.0, 5.0]), name="axis1"),
+    Case(K.MEAN, lambda x: tp.mean(x, 0, keepdims=True), (f32(X),), f32([[2.5, 3.5, 4.5]]), name="keepdims"),
+    Case(K.MEAN, tp.mean, (f64([0.1, 0.2]),), f64(0.15), rtol=1e-12, name="f64"),
+    Case(K.MEAN, tp.mean, (i32([1, 2]),), f32(1.5), name="int32-gives-float32"),
+    Case(K.MEAN, tp.mean, (i64([1, 4]),), f32(2.5), name="int64-gives-float32"),
+    Case(K.MEAN, tp.mean, (b8([True, False, True, True]),), f32(0.75), name="bool-gives-float32"),
+    Case(K.MEAN, tp.mean, (f32(3.0),), f32(3.0), name="scalar"),
+    Case(K.MEAN, tp.mean, (f32([]),), f32(nan), name="empty-nan"),
+    Case(K.MEAN, lambda x: tp.mean(x, 0), (f32([]).reshape(0, 3),), f32([nan, nan, nan]), name="empty-axis-nan"),
+    Case(K.MEAN, tp.mean, (f32([inf, 1.0]),), f32(inf), name="inf"),
+    Case(K.MEAN, tp.mean, (f32([nan, 1.0]),), f32(nan), name="nan"),
+    Case(K.MEAN, lambda x: tp.mean(x, 2), (f32(X),), raises=tp.ShapeError, match="out of range", name="bad-axis"),
+    Case(K.MEAN, lambda x: tp.mean(x, 0), (f64(G3[0]),), f64([4.0 / 3.0, -1.25 / 3.0]), grad=True, name="grad-axis0"),
+    Case(K.MEAN, tp.mean, (f64([0.3, -1.2, 2.0, 0.7]),), f64(0.45), grad=True, name="grad-all"),
+    # -- Max -----------------------------------------------------------------------------------------------------
+    Case(K.MAX, tp.max, (f32(X),), f32(6.0), name="all"),
+    Case(K.MAX, lambda x: tp.max(x, 0), (f32(X),), f32([4.0, 5.0, 6.0]), name="axis0"),
+    Case(K.MAX, lambda x: tp.max(x, 1, keepdims=True), (f32(X),), f32([[3.0], [6.0]]), name="keepdims"),
+    Case(K.MAX, lambda x: tp.max(x, (0, 1)), (f32(X),), f32(6.0), name="axes-tuple"),
+    Case(K.MAX, tp.max, (f64([-1.5, -0.5]),), f64(-0.5), name="f64"),
+    Case(K.MAX, lambda x: tp.max(x, 1), (i32([[3, -7], [5, 1]]),), i32([3, 5]), name="int32"),
+    Case(K.MAX, tp.max, (i64([-5, -(2**40)]),), i64(-5), name="int64"),
+    Case(K.MAX, tp.max, (f32(2.0),), f32(2.0), name="scalar"),
+    Case(K.MAX, tp.max, (f32([1.0, nan, 3.0]),), f32(nan), name="nan-propagates"),
+    Case(K.MAX, tp.max, (f32([-inf, -1.0]),), f32(-1.0), name="minus-inf"),
+    Case(K.MAX, lambda x: tp.max(x, 1), (f32([]).reshape(0, 3),), f32([]), name="empty-other-axis"),
+    Case(K.MAX, tp.max, (b8([True, False]),), raises=tp.DTypeError, match="numeric", name="bool"),
+    Case(K.MAX, lambda x: tp.max(x, 0), (f32([]).reshape(0, 2),), raises=tp.ShapeError, match="size 0",
+         name="empty-axis"),
+    Case(K.MAX, tp.max, (f32([]),), raises=tp.ShapeError, match=r"max: .*float32\[0\]", name="empty-all"),
+    Case(K.MAX, lambda x: tp.max(x, 5), (f32(X),), raises=tp.ShapeError, match="out of range", name="bad-axis"),
+    Case(K.MAX, lambda x: tp.max(x, 1), (f64(D),), f64([2.1, 1.5, -0.3]), grad=True, name="grad-axis1"),
+    Case(K.MAX, lambda x: tp.max(x, keepdims=True), (f64([[0.4, -1.3], [2.2, 1.0]]),), f64([[2.2]]), grad=True,
+         name="grad-all-keepdims"),
+    # ties: every maximal element gets all of dy (TensorFlow.js)
+    Case(K.MAX, _grad_of(tp.max), (f64([1.0, 3.0, 3.0, -2.0]),), f64([0.0, 1.0, 1.0, 0.0]), name="grad-ties"),
+    # -- Min -----------------------------------------------------------------------------------------------------
+    Case(K.MIN, tp.min, (f32(X),), f32(1.0), name="all"),
+    Case(K.MIN, lambda x: tp.min(x, 0), (f32(X),), f32([1.0, 2.0, 3.0]), name="axis0"),
+    Case(K.MIN, lambda x: tp.min(x, -1, keepdims=True), (f32(X),), f32([[1.0], [4.0]]), name="keepdims"),
+    Case(K.MIN, tp.min, (f64([-1.5, -0.5]),), f64(-1.5), name="f64"),
+    Case(K.MIN, lambda x: tp.min(x, 1), (i32([[3, -7], [5, 1]]),), i32([-7, 1]), name="int32"),
+    Case(K.MIN, tp.min, (i64([-5, -(2**40)]),), i64(-(2**40)), name="int64"),
+    Case(K.MIN, tp.min, (f32(2.0),), f32(2.0), name="scalar"),
+    Case(K.MIN, tp.min, (f32([1.0, nan, -3.0]),), f32(nan), name="nan-propagates"),
+    Case(K.MIN, tp.min, (f32([inf, 1.0]),), f32(1.0), name="inf"),
+    Case(K.MIN, lambda x: tp.min(x, 0), (f32([]).reshape(3, 0),), f32([]), name="empty-other-axis"),
+    Case(K.MIN, tp.min, (b8([True, False]),), raises=tp.DTypeError, match="numeric", name="bool"),
+    Case(K.MIN, lambda x: tp.min(x, 1), (f32([]).reshape(2, 0),), raises=tp.ShapeError, match="size 0",
+         name="empty-axis"),
+    Case(K.MIN, lambda x: tp.min(x, 2), (f32(X),), raises=tp.ShapeError, match="out of range", name="bad-axis"),
+    Case(K.MIN, lambda x: tp.min(x, 1), (f64(D),), f64([-1.0, -0.7, -2.0]), grad=True, name="grad-axis1"),
+    Case(K.MIN, lambda x: tp.min(x, 0, keepdims=True), (f64(D),), f64([[-2.0, -1.0, -1.1, -0.3]]), grad=True,
+         name="grad-keepdims"),
+    Case(K.MIN, _grad_of(tp.min), (f64([1.0, -3.0, 2.0, -3.0]),), f64([0.0, 1.0, 0.0, 1.0]), name="grad-ties"),
+    # -- All / Any -----------------------------------------------------------------------------------------------
+    Case(K.ALL, tp.all, (b8([[True, False], [True, True]]),), b8(False), name="all-axes"),
+    Case(K.ALL, lambda x: tp.all(x, 1), (b8([[True, False], [True, True]]),), b8([False, True]), name="axis1"),
+    Case(K.ALL, lambda x: tp.all(x, 0, keepdims=True), (b8([[True, False], [True, True]]),), b8([[True, False]]),
+         name="keepdims"),
+    Case(K.ALL, tp.all, (b8(True),), b8(True), name="scalar"),
+    Case(K.ALL, tp.all, (b8([]),), b8(True), name="empty-is-true"),
+    Case(K.ALL, lambda x: tp.all(x, 0), (b8([]).reshape(0, 2),), b8([True, True]), name="empty-axis"),
+    Case(K.ALL, tp.all, (f32([1.0, 0.0]),), raises=tp.DTypeError, match="bool tensor", name="float"),
+    Case(K.ALL, tp.all, (i32([1, 0]),), raises=tp.DTypeError, match="bool tensor", name="int32"),
+    Case(K.ALL, lambda x: tp.all(x, 1), (b8([True]),), raises=tp.ShapeError, match="out of range", name="bad-axis"),
+    Case(K.ANY, tp.any, (b8([[False, False], [True, False]]),), b8(True), name="all-axes"),
+    Case(K.ANY, lambda x: tp.any(x, 1), (b8([[False, False], [True, False]]),), b8([False, True]), name="axis1"),
+    Case(K.ANY, lambda x: tp.any(x, -1, keepdims=True), (b8([[False, False], [True, False]]),),
+         b8([[False], [True]]), name="keepdims"),
+    Case(K.ANY, tp.any, (b8(False),), b8(False), name="scalar"),
+    Case(K.ANY, tp.any, (b8([]),), b8(False), name="empty-is-false"),
+    Case(K.ANY, lambda x: tp.any(x, 1), (b8([]).reshape(2, 0),), b8([False, False]), name="empty-axis"),
+    Case(K.ANY, tp.any, (i64([0, 3]),), raises=tp.DTypeError, match="bool tensor", name="int64"),
+    # -- ArgMax / ArgMin (int32 indices; the first of ties; the first NaN, as NumPy) ----------------------------
+    Case(K.ARG_MAX, tp.argmax, (f32([[1.0, 5.0, 3.0], [7.0, 2.0, 7.0]]),), i32([1, 0, 1]), name="default-axis0"),
+    Case(K.ARG_MAX, lambda x: tp.argmax(x, 1), (f32([[1.0, 5.0, 3.0], [7.0, 2.0, 7.0]]),), i32([1, 0]),
+         name="axis1-ties-first"),
+    Case(K.ARG_MAX, lambda x: tp.argmax(x, -1), (f64([[0.5, -0.5], [-2.0, -1.0]]),), i32([0, 1]),
+         name="negative-axis-f64"),
+    Case(K.ARG_MAX, tp.argmax, (f32([0.5, 2.5, -1.0]),), i32(1), name="vector-gives-scalar"),
+    Case(K.ARG_MAX, tp.argmax, (i32([3, -1, 9, 9]),), i32(2), name="int32"),
+    Case(K.ARG_MAX, tp.argmax, (i64([-(2**40), -(2**41)]),), i32(0), name="int64"),
+    Case(K.ARG_MAX, tp.argmax, (f32([1.0, nan, 3.0, nan]),), i32(1), name="nan-first"),
+    Case(K.ARG_MAX, tp.argmax, (f32([-inf, -inf]),), i32(0), name="minus-inf"),
+    Case(K.ARG_MAX, lambda x: tp.argmax(x, 1), (f32([]).reshape(0, 3),), i32([]), name="empty-other-axis"),
+    Case(K.ARG_MAX, tp.argmax, (f32(1.0),), raises=tp.ShapeError, match="rank 1 or more", name="scalar"),
+    Case(K.ARG_MAX, tp.argmax, (f32([]),), raises=tp.ShapeError, match="size 0", name="empty-axis"),
+    Case(K.ARG_MAX, tp.argmax, (b8([False, True]),), raises=tp.DTypeError, match="numeric", name="bool"),
+    Case(K.ARG_MAX, lambda x: tp.argmax(x, 2), (f32(X),), raises=tp.ShapeError, match="out of range",
+         name="bad-axis"),
+    Case(K.ARG_MAX, lambda x: tp.argmax(x, AXES), (f32(X),), raises=TypeError, match="axis must be an int",
+         name="axis-tuple"),
+    Case(K.ARG_MIN, tp.argmin, (f32([[1.0, 5.0, 3.0], [7.0, 2.0, 3.0]]),), i32([0, 1, 0]),
+         name="default-axis0-ties-first"),
+    Case(K.ARG_MIN, lambda x: tp.argmin(x, 1), (f32([[1.0, 5.0, 1.0], [7.0, 2.0, 3.0]]),), i32([0, 1]),
+         name="axis1-ties-first"),
+    Case(K.ARG_MIN, tp.argmin, (f64([0.5, -2.5, 1.0]),), i32(1), name="f64"),
+    Case(K.ARG_MIN, tp.argmin, (i32([3, -1, 9, -1]),), i32(1), name="int32"),
+    Case(K.ARG_MIN, tp.argmin, (i64([2**40, 2**41]),), i32(0), name="int64"),
+    Case(K.ARG_MIN, tp.argmin, (f32([1.0, -3.0, nan]),), i32(2), name="nan-first"),
+    Case(K.ARG_MIN, tp.argmin, (f32([inf, -inf]),), i32(1), name="inf"),
+    Case(K.ARG_MIN, lambda x: tp.argmin(x, 0), (f32([]).reshape(0, 3),), raises=tp.ShapeError, match="size 0",
+         name="empty-axis"),
+    Case(K.ARG_MIN, tp.argmin, (f32(1.0),), raises=tp.ShapeError, match="rank 1 or more", name="scalar"),
+    Case(K.ARG_MIN, tp.argmin, (b8([False, True]),), raises=tp.DTypeError, match="numeric", name="bool"),
+    # -- Cumsum --------------------------------------------------------------------------------------------------
+    Case(K.CUMSUM, tp.cumsum, (f32([1.0, 2.0, 3.0, 4.0]),), f32([1.0, 3.0, 6.0, 10.0]), name="inclusive"),
+    Case(K.CUMSUM, lambda x: tp.cumsum(x, exclusive=True), (f32([1.0, 2.0, 3.0, 4.0]),), f32([0.0, 1.0, 3.0, 6.0]),
+         name="exclusive"),
+    Case(K.CUMSUM, lambda x: tp.cumsum(x, reverse=True), (f32([1.0, 2.0, 3.0, 4.0]),), f32([10.0, 9.0, 7.0, 4.0]),
+         name="reverse"),
+    Case(K.CUMSUM, lambda x: tp.cumsum(x, exclusive=True, reverse=True), (f32([1.0, 2.0, 3.0, 4.0]),),
+         f32([9.0, 7.0, 4.0, 0.0]), name="exclusive-reverse"),
+    Case(K.CUMSUM, lambda x: tp.cumsum(x, 1), (f32(X),), f32([[1.0, 3.0, 6.0], [4.0, 9.0, 15.0]]), name="axis1"),
+    Case(K.CUMSUM, lambda x: tp.cumsum(x, -2), (f32(X),), f32([[1.0, 2.0, 3.0], [5.0, 7.0, 9.0]]),
+         name="negative-axis"),
+    Case(K.CUMSUM, tp.cumsum, (f64([0.1, 0.2]),), f64([0.1, 0.3]), rtol=1e-12, name="f64"),
+    Case(K.CUMSUM, tp.cumsum, (i32([1, 2, 3]),), i32([1, 3, 6]), name="int32"),
+    Case(K.CUMSUM, tp.cumsum, (i64([2**40, 1]),), i64([2**40, 2**40 + 1]), name="int64"),
+    Case(K.CUMSUM, tp.cumsum, (b8([True, False, True]),), i32([1, 1, 2]), name="bool-counts-int32"),
+    Case(K.CUMSUM, tp.cumsum, (f32([]),), f32([]), name="empty"),
+    Case(K.CUMSUM, lambda x: tp.cumsum(x, 1, exclusive=True), (f32([]).reshape(2, 0),), f32([]).reshape(2, 0),
+         name="empty-exclusive"),
+    Case(K.CUMSUM, tp.cumsum, (f32([1.0, inf, -inf]),), f32([1.0, inf, nan]), name="inf-nan"),
+    Case(K.CUMSUM, tp.cumsum, (f32(1.0),), raises=tp.ShapeError, match="rank 1 or more", name="scalar"),
+    Case(K.CUMSUM, lambda x: tp.cumsum(x, 2), (f32(X),), raises=tp.ShapeError, match="out of range", name="bad-axis"),
+    Case(K.CUMSUM, lambda x: tp.cumsum(x, 1), (f64(G),), f64([[0.3, -0.9, 1.1], [0.7, 1.8, 1.4]]), grad=True,
+         name="grad-inclusive"),
+    Case(K.CUMSUM, lambda x: tp.cumsum(x, 1, exclusive=True), (f64(G),), f64([[0.0, 0.3, -0.9], [0.0, 0.7, 1.8]]),
+         grad=True, name="grad-exclusive"),
+    Case(K.CUMSUM, lambda x: tp.cumsum(x, 1, reverse=True), (f64(G),), f64([[1.1, 0.8, 2.0], [1.4, 0.7, -0.4]]),
+         grad=True, name="grad-reverse"),
+    Case(K.CUMSUM, lambda x: tp.cumsum(x, 1, exclusive=True, reverse=True), (f64(G),),
+         f64([[0.8, 2.0, 0.0], [0.7, -0.4, 0.0]]), grad=True, name="grad-exclusive-reverse"),
+    # -- Cumprod -------------------------------------------------------------------------------------------------
+    Case(K.CUMPROD, tp.cumprod, (f32([1.0, 2.0, 3.0, 4.0]),), f32([1.0, 2.0, 6.0, 24.0]), name="inclusive"),
+    Case(K.CUMPROD, lambda x: tp.cumprod(x, exclusive=True), (f32([1.0, 2.0, 3.0, 4.0]),),
+         f32([1.0, 1.0, 2.0, 6.0]), name="exclusive"),
+    Case(K.CUMPROD, lambda x: tp.cumprod(x, reverse=True), (f32([1.0, 2.0, 3.0, 4.0]),),
+         f32([24.0, 24.0, 12.0, 4.0]), name="reverse"),
+    Case(K.CUMPROD, lambda x: tp.cumprod(x, exclusive=True, reverse=True), (f32([1.0, 2.0, 3.0, 4.0]),),
+         f32([24.0, 12.0, 4.0, 1.0]), name="exclusive-reverse"),
+    Case(K.CUMPROD, lambda x: tp.cumprod(x, 1), (f32(X),), f32([[1.0, 2.0, 6.0], [4.0, 20.0, 120.0]]), name="axis1"),
+    Case(K.CUMPROD, lambda x: tp.cumprod(x, -2), (f32(X),), f32([[1.0, 2.0, 3.0], [4.0, 10.0, 18.0]]),
+         name="negative-axis"),
+    Case(K.CUMPROD, tp.cumprod, (f64([0.5, -3.0]),), f64([0.5, -1.5]), name="f64"),
+    Case(K.CUMPROD, tp.cumprod, (i32([2, 3, 4]),), i32([2, 6, 24]), name="int32"),
+    Case(K.CUMPROD, tp.cumprod, (i64([2**20, 2**21]),), i64([2**20, 2**41]), name="int64"),
+    Case(K.CUMPROD, tp.cumprod, (b8([True, True, False, True]),), i32([1, 1, 0, 0]), name="bool-int32"),
+    Case(K.CUMPROD, tp.cumprod, (f32([2.0, 0.0, 3.0]),), f32([2.0, 0.0, 0.0]), name="zero"),
+    Case(K.CUMPROD, tp.cumprod, (f32([]),), f32([]), name="empty"),
+    Case(K.CUMPROD, lambda x: tp.cumprod(x, 0, exclusive=True, reverse=True), (f32([]).reshape(0, 2),),
+         f32([]).reshape(0, 2), name="empty-exclusive-reverse"),
+    Case(K.CUMPROD, tp.cumprod, (f32([inf, 0.0, 2.0]),), f32([inf, nan, nan]), name="inf-nan"),
+    Case(K.CUMPROD, tp.cumprod, (f32(1.0),), raises=tp.ShapeError, match="rank 1 or more", name="scalar"),
+    Case(K.CUMPROD, lambda x: tp.cumprod(x, -3), (f32(X),), raises=tp.ShapeError, match="out of range",
+         name="bad-axis"),
+    # rows of C: 0.5, -0.75, -1.5, -1.8 and 1.1, 0.88, -0.528, -0.792
+    Case(K.CUMPROD, lambda x: tp.cumprod(x, 1), (f64([[0.5, -1.5, 2.0, 1.2], [1.1, 0.8, -0.6, 1.5]]),),
+         f64([[0.5, -0.75, -1.5, -1.8], [1.1, 0.88, -0.528, -0.792]]), grad=True, name="grad-inclusive"),
+    Case(K.CUMPROD, lambda x: tp.cumprod(x, 1, exclusive=True), (f64([[0.5, -1.5, 2.0, 1.2], [1.1, 0.8, -0.6, 1.5]]),),
+         f64([[1.0, 0.5, -0.75, -1.5], [1.0, 1.1, 0.88, -0.528]]), grad=True, name="grad-exclusive"),
+    Case(K.CUMPROD, lambda x: tp.cumprod(x, 1, reverse=True), (f64([[0.5, -1.5, 2.0, 1.2], [1.1, 0.8, -0.6, 1.5]]),),
+         f64([[-1.8, -3.6, 2.4, 1.2], [-0.792, -0.72, -0.9, 1.5]]), grad=True, name="grad-reverse"),
+    # zeros: exact to second order, with several zeros along the axis
+    Case(K.CUMPROD, tp.cumprod, (f64([0.5, 0.0, -1.5, 0.0, 2.0]),), f64([0.5, 0.0, 0.0, 0.0, 0.0]), grad=True,
+         name="grad-zeros"),
+    Case(K.CUMPROD, lambda x: tp.cumprod(x, 1, exclusive=True, reverse=True),
+         (f64([[0.0, 1.5, 0.0, -0.5], [2.0, 0.0, 0.7, 1.3]]),), f64([[0.0, 0.0, -0.5, 1.0], [0.0, 0.91, 1.3, 1.0]]),
+         grad=True, name="grad-zeros-exclusive-reverse"),
+    # d/dx of sum(cumprod([2, 0, 3])) = (1 + x1 + x1*x2, x0 + x0*x2, x0*x1) = (1, 8, 0)
+    Case(K.CUMPROD, _grad_of(tp.cumprod), (f64([2.0, 0.0, 3.0]),), f64([1.0, 8.0, 0.0]), name="grad-value-zero"),
+]  # fmt: skip
