@@ -101,6 +101,14 @@ def test_operators_go_through_ops() -> None:
     assert (a > 2).tolist() == [False, False, True]
     assert (tp.ones((2, 3)) @ tp.ones((3, 1))).tolist() == [[3.0], [3.0]]
     assert (np.array([1.0, 1.0, 1.0], np.float32) + a).tolist() == [2.0, 3.0, 4.0]
+    assert (tp.tensor([7, -7]) // 2).tolist() == [3, -4]
+    assert (tp.tensor([7, -7]) % 3).tolist() == [1, 2]
+    assert abs(tp.tensor([-1.5, 2.0])).tolist() == [1.5, 2.0]
+    t, f = tp.tensor([True, True, False]), tp.tensor([True, False, False])
+    assert (t & f).tolist() == [True, False, False]
+    assert (t | f).tolist() == [True, True, False]
+    assert (t ^ f).tolist() == [False, True, False]
+    assert (~t).tolist() == [False, False, True]
 
 
 def test_integer_division_is_true_division_in_float32() -> None:

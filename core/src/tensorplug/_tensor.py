@@ -163,6 +163,42 @@ class Tensor:
     def __rmatmul__(self, other: Any) -> Tensor:
         return _ops.matmul(other, self)
 
+    def __floordiv__(self, other: Any) -> Tensor:
+        return _ops.floor_div(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return _ops.floor_div(other, self)
+
+    def __mod__(self, other: Any) -> Tensor:
+        return _ops.mod(self, other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return _ops.mod(other, self)
+
+    def __and__(self, other: Any) -> Tensor:
+        return _ops.logical_and(self, other)
+
+    def __rand__(self, other: Any) -> Tensor:
+        return _ops.logical_and(other, self)
+
+    def __or__(self, other: Any) -> Tensor:
+        return _ops.logical_or(self, other)
+
+    def __ror__(self, other: Any) -> Tensor:
+        return _ops.logical_or(other, self)
+
+    def __xor__(self, other: Any) -> Tensor:
+        return _ops.logical_xor(self, other)
+
+    def __rxor__(self, other: Any) -> Tensor:
+        return _ops.logical_xor(other, self)
+
+    def __invert__(self) -> Tensor:
+        return _ops.logical_not(self)
+
+    def __abs__(self) -> Tensor:
+        return _ops.abs(self)
+
     def __neg__(self) -> Tensor:
         return _ops.neg(self)
 
@@ -211,6 +247,9 @@ class Tensor:
 
     def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
         return _ops.max(self, axis, keepdims)
+
+    def min(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _ops.min(self, axis, keepdims)
 
 
 _variable_names = itertools.count()
