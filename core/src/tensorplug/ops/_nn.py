@@ -163,6 +163,11 @@ def _backprop_input(
     if len(shape) != 4:
         raise ShapeError(f"{op}: the input shape {shape} must be [batch, height, width, channels]")
     _check_filter(op, filter, shape[3], "the channels of the result", f"shape {shape}")
+    if dy.shape[3] != filter.shape[3]:
+        raise ShapeError(
+            f"{op}: the filter's out-channels ({describe(filter)}, dimension 3) must match the channels of "
+            f"{name} ({describe(dy)})"
+        )
     attrs, out_hw = _conv_geometry(op, shape, filter.shape[:2], strides, pad, dilations)
     _check_dy(op, dy, (shape[0], *out_hw, filter.shape[3]), f"a convolution of shape {shape}", name)
     return dispatch(K.CONV2D_BACKPROP_INPUT, {"dy": dy, "filter": filter}, {"input_shape": shape, **attrs})
@@ -172,9 +177,11 @@ def _backprop_input(
 
 
 def max_pool(x: Any, filter_size: Any, strides: Any = None, pad: Any = "valid") -> Tensor:
-    """The maximum of each ``filter_size`` window of NHWC ``x`` (strides default to the filter size).
+    """The maximum of each ``filter_size`` window of NHWC ``x`` (or HWC); the dtype is kept.
 
-    Padding never wins (it counts as -inf); NaN propagates.
+    ``filter_size`` and ``strides`` (the filter size by default) are an int
+    or a (height, width) pair; ``pad`` is as for :func:`conv2d`, explicit
+    pads smaller than the window. Padding never wins; NaN propagates.
 
     >>> import tensorplug as tp
     >>> tp.max_pool(tp.tensor([[[[1.0], [2.0]], [[4.0], [3.0]]]]), 2).tolist()
@@ -188,9 +195,10 @@ def max_pool(x: Any, filter_size: Any, strides: Any = None, pad: Any = "valid") 
 
 
 def avg_pool(x: Any, filter_size: Any, strides: Any = None, pad: Any = "valid") -> Tensor:
-    """The mean of each ``filter_size`` window of NHWC ``x``, over the window's elements inside the input.
+    """The mean of each ``filter_size`` window of NHWC ``x`` (or HWC), over the window's elements inside the input.
 
-    Integer inputs give float32 (as ``mean``); strides default to the filter size.
+    Arguments are as for :func:`max_pool`; padding is not counted, and
+    integer inputs give float32 (as :func:`mean`).
 
     >>> import tensorplug as tp
     >>> tp.avg_pool(tp.tensor([[[[1.0], [2.0]], [[4.0], [3.0]]]]), 2).tolist()

@@ -293,7 +293,8 @@ CONV2D_BACKPROP_INPUT = [
          match=r"x float32\[1, 2, 2, 1\] must have the shape \(1, 3, 3, 1\)", name="output-shape-mismatch"),
     Case(K.CONV2D_BACKPROP_INPUT, lambda x, w: tp.conv2d_transpose(x, w, (1, 3, 3, 1)),
          (f32(np.ones((1, 2, 2, 2))), f32(np.ones((2, 2, 1, 1)))), raises=tp.ShapeError,
-         match=r"must have the shape \(1, 2, 2, 1\)", name="channel-mismatch"),
+         match=r"out-channels \(float32\[2, 2, 1, 1\], dimension 3\) must match the channels of x",
+         name="channel-mismatch"),
     Case(K.CONV2D_BACKPROP_INPUT, lambda x, w: tp.conv2d_transpose(x, w, (3, 3, 1)),
          (f32(np.ones((1, 2, 2, 1))), f32(np.ones((2, 2, 1, 1)))), raises=tp.ShapeError,
          match="output_shape .* must have 4 dimensions", name="output-shape-rank"),
@@ -373,6 +374,8 @@ MAX_POOL = [
 _x_mpg = distinct(1, 4, 5, 2)
 _dy_mpg = normal(1, 4, 5, 2)  # 3x3 windows, stride 1, "same": pads (1, 1) both ways
 _x_mpv, _dy_mpv = distinct(2, 4, 4, 1), normal(2, 2, 2, 1)
+_x_ties = _rng.integers(0, 3, (1, 4, 5, 2)).astype(np.float64)  # many ties; 2x2 windows, stride 1
+_y_ties, _dy_ties = max_pool_def(_x_ties, (2, 2), (1, 1), VALID), normal(1, 3, 4, 2)
 
 MAX_POOL_GRAD = [
     Case(K.MAX_POOL_GRAD, lambda dy, x, y: max_pool_grad(dy, x, y, 2),
@@ -384,6 +387,10 @@ MAX_POOL_GRAD = [
     Case(K.MAX_POOL_GRAD, lambda dy, x, y: max_pool_grad(dy, x, y, 2),
          (f32(_dy_mpv), f32(_x_mpv), f32(max_pool_def(_x_mpv, (2, 2), (2, 2), VALID))),
          f32(max_pool_grad_def(_dy_mpv, _x_mpv, (2, 2), (2, 2), VALID)), name="valid-float32"),
+    # with input and output held constant, the gradient for dy must route ties exactly as the kernel does
+    Case(K.MAX_POOL_GRAD, lambda dy: max_pool_grad(dy, tp.tensor(_x_ties), tp.tensor(_y_ties), 2, 1),
+         (f64(_dy_ties),), f64(max_pool_grad_def(_dy_ties, _x_ties, (2, 2), (1, 1), VALID)), grad=True,
+         name="ties-grad-dy"),
     Case(K.MAX_POOL_GRAD, lambda dy, x, y: max_pool_grad(dy, x, y, 2),
          (f32(np.ones((1, 1, 1, 1))), f64(np.ones((1, 2, 2, 1))), f32(np.ones((1, 1, 1, 1)))), raises=tp.DTypeError,
          match="dy, input and output must have one dtype", name="dtype-mismatch"),
