@@ -1,5 +1,108 @@
-"""Random ops: uniform and normal samples from a seed."""
+"""Random ops: uniform and normal samples from a seed.
+
+The same ``seed`` gives the same values on a given backend (each backend
+has its own generator, so values differ between backends); ``seed=None``
+draws fresh values on every call.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import math
+import operator
+from typing import Any
+
+import numpy as np
+
+from tensorplug import _dtypes
+from tensorplug import kernel_names as K
+from tensorplug._engine import dispatch
+from tensorplug._errors import DTypeError, TensorplugError
+from tensorplug._tensor import Tensor
+from tensorplug.ops._convert import normalize_shape
+
+__all__ = ["random_uniform", "random_normal"]
+
+
+def random_uniform(
+    shape: Any, minval: float = 0.0, maxval: float = 1.0, dtype: Any = "float32", seed: int | None = None
+) -> Tensor:
+    """Samples from the uniform distribution on [minval, maxval); integer dtypes draw integers.
+
+    >>> import tensorplug as tp
+    >>> x = tp.random_uniform((2, 3), -1.0, 1.0, seed=7)
+    >>> x.shape, x.dtype, x.tolist() == tp.random_uniform((2, 3), -1.0, 1.0, seed=7).tolist()
+    ((2, 3), 'float32', True)
+    """
+    op = "random_uniform"
+    dims = normalize_shape(op, shape)
+    target = _dtypes.check_dtype(dtype, f"{op}()")
+    if target == _dtypes.bool_:
+        raise DTypeError(f"{op}: dtype must be a float or integer dtype, got {target!r}")
+    if _dtypes.is_floating(target):
+        low, high = _finite(op, "minval", minval), _finite(op, "maxval", maxval)
+        if low > high:
+            raise TensorplugError(f"{op}: minval ({low}) must not exceed maxval ({high})")
+    else:
+        low, high = _integral(op, "minval", minval), _integral(op, "maxval", maxval)
+        info = np.iinfo(target)
+        if not info.min <= low < high <= info.max + 1:
+            raise TensorplugError(
+                f"{op}: {target} samples need minval < maxval within [{info.min}, {info.max + 1}], got [{low}, {high})"
+            )
+    attrs = {"shape": dims, "minval": low, "maxval": high, "dtype": target, "seed": _seed(op, seed)}
+    return dispatch(K.RANDOM_UNIFORM, {}, attrs)
+
+
+def random_normal(
+    shape: Any, mean: float = 0.0, stddev: float = 1.0, dtype: Any = "float32", seed: int | None = None
+) -> Tensor:
+    """Samples from the normal distribution with ``mean`` and standard deviation ``stddev``.
+
+    >>> import tensorplug as tp
+    >>> tp.random_normal((1000,), mean=5.0, stddev=0.1, seed=0).dtype
+    'float32'
+    """
+    op = "random_normal"
+    dims = normalize_shape(op, shape)
+    target = _dtypes.check_dtype(dtype, f"{op}()")
+    if not _dtypes.is_floating(target):
+        raise DTypeError(f"{op}: dtype must be float32 or float64, got {target!r}")
+    center, spread = _finite(op, "mean", mean), _finite(op, "stddev", stddev)
+    if spread < 0:
+        raise TensorplugError(f"{op}: stddev must be non-negative, got {spread}")
+    attrs = {"shape": dims, "mean": center, "stddev": spread, "dtype": target, "seed": _seed(op, seed)}
+    return dispatch(K.RANDOM_NORMAL, {}, attrs)
+
+
+def _finite(op: str, name: str, value: Any) -> float:
+    try:
+        result = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{op}: {name} must be a number, got {value!r}") from None
+    if not math.isfinite(result):
+        raise TensorplugError(f"{op}: {name} must be finite, got {value!r}")
+    return result
+
+
+def _integral(op: str, name: str, value: Any) -> int:
+    if not isinstance(value, bool | float):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    number = _finite(op, name, value)
+    if not number.is_integer():
+        raise TensorplugError(f"{op}: {name} must be a whole number for an integer dtype, got {value!r}")
+    return int(number)
+
+
+def _seed(op: str, seed: Any) -> int | None:
+    if seed is None:
+        return None
+    try:
+        value = operator.index(seed)
+    except TypeError:
+        raise TypeError(f"{op}: seed must be a non-negative int or None, got {seed!r}") from None
+    if isinstance(seed, bool) or value < 0:
+        raise TensorplugError(f"{op}: seed must be a non-negative int or None, got {seed!r}")
+    return value
