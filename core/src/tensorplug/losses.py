@@ -12,24 +12,40 @@ from tensorplug._autodiff import custom_grad
 from tensorplug._errors import ShapeError, TensorplugError
 from tensorplug._tensor import Tensor, describe
 from tensorplug.ops import (
+    abs,
     add,
     as_tensor,
     cast,
     div,
     exp,
+    log,
+    log1p,
     log_softmax,
     mean,
+    minimum,
     mul,
     neg,
     not_equal,
     ones_like,
+    relu,
     reshape,
+    squared_difference,
     sub,
     sum,
 )
 from tensorplug.ops._convert import check_float
 
-__all__ = ["Reduction", "compute_weighted_loss", "softmax_cross_entropy"]
+__all__ = [
+    "Reduction",
+    "absolute_difference",
+    "compute_weighted_loss",
+    "hinge_loss",
+    "huber_loss",
+    "log_loss",
+    "mean_squared_error",
+    "sigmoid_cross_entropy",
+    "softmax_cross_entropy",
+]
 
 Reduction = Literal["none", "sum", "mean", "sum_by_nonzero_weights"]
 _REDUCTIONS = ("none", "sum", "mean", "sum_by_nonzero_weights")
@@ -110,4 +126,104 @@ def softmax_cross_entropy(
         classes = logits.shape[-1]
         labels = add(mul(labels, 1.0 - label_smoothing), label_smoothing / classes)
     losses = _softmax_cross_entropy_with_logits(labels, logits)
+    return compute_weighted_loss(losses, weights, reduction)
+
+
+def _pair(op: str, labels: Any, predictions: Any) -> tuple[Tensor, Tensor]:
+    """Labels and predictions as float tensors of one dtype and one shape."""
+    predictions = as_tensor(predictions)
+    check_float(op, predictions)
+    labels = cast(as_tensor(labels), predictions.dtype)
+    if labels.shape != predictions.shape:
+        raise ShapeError(
+            f"{op}: labels {describe(labels)} and predictions {describe(predictions)} must have the same shape"
+        )
+    return labels, predictions
+
+
+def absolute_difference(
+    labels: Any, predictions: Any, weights: Any = None, reduction: Reduction = "sum_by_nonzero_weights"
+) -> Tensor:
+    """|labels - predictions|, weighted and reduced.
+
+    >>> import tensorplug as tp
+    >>> tp.losses.absolute_difference(tp.tensor([1.0, 2.0]), tp.tensor([1.5, 1.0])).item()
+    0.75
+    """
+    labels, predictions = _pair("absolute_difference", labels, predictions)
+    return compute_weighted_loss(abs(sub(labels, predictions)), weights, reduction)
+
+
+def mean_squared_error(
+    labels: Any, predictions: Any, weights: Any = None, reduction: Reduction = "sum_by_nonzero_weights"
+) -> Tensor:
+    """(labels - predictions)**2, weighted and reduced.
+
+    >>> import tensorplug as tp
+    >>> tp.losses.mean_squared_error(tp.tensor([1.0, 2.0]), tp.tensor([1.5, 1.0])).item()
+    0.625
+    """
+    labels, predictions = _pair("mean_squared_error", labels, predictions)
+    return compute_weighted_loss(squared_difference(labels, predictions), weights, reduction)
+
+
+def hinge_loss(
+    labels: Any, predictions: Any, weights: Any = None, reduction: Reduction = "sum_by_nonzero_weights"
+) -> Tensor:
+    """max(0, 1 - y * predictions) with labels in {0, 1} mapped to y in {-1, 1}, as TensorFlow.js."""
+    labels, predictions = _pair("hinge_loss", labels, predictions)
+    signs = sub(mul(labels, 2.0), 1.0)
+    return compute_weighted_loss(relu(sub(1.0, mul(signs, predictions))), weights, reduction)
+
+
+def huber_loss(
+    labels: Any,
+    predictions: Any,
+    weights: Any = None,
+    delta: float = 1.0,
+    reduction: Reduction = "sum_by_nonzero_weights",
+) -> Tensor:
+    """Quadratic for errors up to ``delta``, linear beyond: 0.5 * q**2 + delta * (|e| - q), q = min(|e|, delta)."""
+    labels, predictions = _pair("huber_loss", labels, predictions)
+    if delta <= 0:
+        raise TensorplugError(f"huber_loss: delta must be positive, got {delta!r}")
+    error = abs(sub(predictions, labels))
+    quadratic = minimum(error, delta)
+    linear = sub(error, quadratic)
+    return compute_weighted_loss(add(mul(mul(quadratic, quadratic), 0.5), mul(linear, delta)), weights, reduction)
+
+
+def log_loss(
+    labels: Any,
+    predictions: Any,
+    weights: Any = None,
+    epsilon: float = 1e-7,
+    reduction: Reduction = "sum_by_nonzero_weights",
+) -> Tensor:
+    """-labels * log(p + eps) - (1 - labels) * log(1 - p + eps), for probabilities p, as TensorFlow.js."""
+    labels, predictions = _pair("log_loss", labels, predictions)
+    positive = mul(labels, log(add(predictions, epsilon)))
+    negative = mul(sub(1.0, labels), log(add(sub(1.0, predictions), epsilon)))
+    return compute_weighted_loss(neg(add(positive, negative)), weights, reduction)
+
+
+def sigmoid_cross_entropy(
+    multi_class_labels: Any,
+    logits: Any,
+    weights: Any = None,
+    label_smoothing: float = 0.0,
+    reduction: Reduction = "sum_by_nonzero_weights",
+) -> Tensor:
+    """Sigmoid cross-entropy from logits, computed stably: max(x, 0) - x * z + log(1 + exp(-|x|)).
+
+    ``label_smoothing`` moves the labels towards 1/2: z * (1 - s) + s / 2.
+
+    >>> import tensorplug as tp
+    >>> round(tp.losses.sigmoid_cross_entropy(tp.tensor([1.0]), tp.tensor([0.0])).item(), 4)
+    0.6931
+    """
+    labels, logits = _pair("sigmoid_cross_entropy", multi_class_labels, logits)
+    if label_smoothing:
+        labels = add(mul(labels, 1.0 - label_smoothing), 0.5 * label_smoothing)
+    losses = add(sub(relu(logits), mul(logits, labels)), log1p(exp(neg(abs(logits)))))
     return compute_weighted_loss(losses, weights, reduction)
