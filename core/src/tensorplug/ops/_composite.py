@@ -38,7 +38,7 @@ def moving_average(
     return add(v, update)
 
 
-def norm(x: Any, ord: float | str = "euclidean", axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A002
+def norm(x: Any, ord: float | str = "euclidean", axis: Any = None, keepdims: bool = False) -> Tensor:
     """Vector or matrix norm, as TensorFlow.js's ``norm``.
 
     With ``axis`` None or one axis: a vector norm (``ord`` "euclidean"/"fro"/2,
@@ -75,7 +75,7 @@ def _matrix_axes(axis: Any, ndim: int) -> tuple[int, int]:
     return first, second
 
 
-def _vector_norm(t: Tensor, ord: float | str, axes: tuple[int, ...], keepdims: bool) -> Tensor:  # noqa: A002
+def _vector_norm(t: Tensor, ord: float | str, axes: tuple[int, ...], keepdims: bool) -> Tensor:
     if ord in ("euclidean", "fro", 2):
         return sqrt(sum(square(t), axes, keepdims))
     if ord == 1:
