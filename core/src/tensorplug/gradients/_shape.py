@@ -1,4 +1,4 @@
-"""Gradients of the shape and dtype kernels."""
+"""Gradients of the shape, dtype and creation kernels."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from tensorplug import kernel_names as K
 from tensorplug._dtypes import is_floating
 from tensorplug._registry import GradientSpec
 from tensorplug._tensor import Tensor
-from tensorplug.ops import cast, reshape, sum_to_shape, transpose
+from tensorplug.ops import cast, reshape, sum_to_shape, transpose, zeros_like
 
 
 def grad_transpose(dy: Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> tuple[Tensor]:
@@ -28,5 +28,11 @@ GRADIENTS = [
     GradientSpec(K.TRANSPOSE, grad_transpose),
     GradientSpec(K.BROADCAST_TO, lambda dy, saved, attrs: (sum_to_shape(dy, saved[0].shape),), inputs_to_save=("x",)),
     GradientSpec(K.CAST, grad_cast, inputs_to_save=("x",)),
+    # The output does not change with the input: a zero gradient (lazy, so usually never built).
+    GradientSpec(K.ZEROS_LIKE, lambda dy, saved, attrs: (lambda: zeros_like(dy),)),
+    GradientSpec(K.ONES_LIKE, lambda dy, saved, attrs: (lambda: zeros_like(dy),)),
+    # Creation kernels and integer-valued outputs: not differentiable.
     GradientSpec(K.FILL, None),
+    GradientSpec(K.RANGE, None),
+    GradientSpec(K.ONE_HOT, None),
 ]

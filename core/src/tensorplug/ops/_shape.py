@@ -1,30 +1,105 @@
-"""Shape and creation ops: reshape, transpose, broadcast_to, fill and its helpers."""
+"""Shape and creation ops: reshape, transpose, broadcast_to, squeeze, fill, range, one_hot, top_k and helpers."""
 
 from __future__ import annotations
 
+import builtins
 import math
+import operator
 from typing import Any
+
+import numpy as np
 
 from tensorplug import _dtypes
 from tensorplug import kernel_names as K
-from tensorplug._engine import dispatch
-from tensorplug._errors import ShapeError
+from tensorplug._engine import dispatch, run_kernel
+from tensorplug._errors import DTypeError, ShapeError, TensorplugError
 from tensorplug._tensor import Tensor, describe
-from tensorplug.ops._convert import as_tensor, broadcast_shapes, normalize_shape
+from tensorplug.ops._binary import add, mul
+from tensorplug.ops._convert import as_tensor, broadcast_shapes, cast, normalize_axes, normalize_shape
 
 __all__ = [
     "reshape",
     "transpose",
     "broadcast_to",
     "sum_to_shape",
+    "squeeze",
+    "expand_dims",
     "fill",
     "full",
     "zeros",
     "ones",
     "zeros_like",
     "ones_like",
-    "expand_dims",
+    "one_hot",
+    "range",
+    "arange",
+    "linspace",
+    "top_k",
 ]
+
+
+# -- argument helpers (shared with ops._indexing) -------------------------------
+
+
+def int_arg(op: str, name: str, value: Any) -> int:
+    """``value`` as a Python int, or a DTypeError naming the op and the argument."""
+    if isinstance(value, bool):
+        raise DTypeError(f"{op}: {name} must be an int, got {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise DTypeError(f"{op}: {name} must be an int, got {value!r}") from None
+
+
+def ints_arg(op: str, name: str, value: Any) -> tuple[int, ...]:
+    """An int or a sequence of ints as a tuple of ints (tensors are refused: these are host attrs)."""
+    if isinstance(value, Tensor):
+        raise DTypeError(f"{op}: {name} must be an int or a sequence of ints (host values), got {describe(value)}")
+    if isinstance(value, int | np.integer):
+        return (int_arg(op, name, value),)
+    try:
+        items = list(value)
+    except TypeError:
+        raise DTypeError(f"{op}: {name} must be an int or a sequence of ints, got {value!r}") from None
+    return tuple(int_arg(op, name, v) for v in items)
+
+
+def scalar_of(op: str, name: str, value: Any, dtype: str) -> bool | int | float:
+    """A Python scalar attr converted to ``dtype``'s kind; values the dtype cannot hold are refused."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if not isinstance(value, bool | int | float):
+        raise DTypeError(f"{op}: {name} must be a Python number or bool, got {type(value).__name__}")
+    if dtype == _dtypes.bool_:
+        return bool(value)
+    if dtype in _dtypes.INT_DTYPES:
+        if isinstance(value, float) and not value.is_integer():
+            raise DTypeError(f"{op}: {name}={value!r} is not an integer, so it does not fit dtype {dtype}")
+        info = np.iinfo(dtype)
+        if not info.min <= value <= info.max:
+            raise DTypeError(f"{op}: {name}={value!r} is out of range for dtype {dtype}")
+        return int(value)
+    return float(value)
+
+
+def dispatch_several(name: str, inputs: dict[str, Any], attrs: dict[str, Any]) -> list[Tensor]:
+    """``run_kernel`` for kernels with several outputs, typed as returning a list."""
+    outputs = run_kernel(name, inputs, attrs)
+    assert isinstance(outputs, list)
+    return outputs
+
+
+def check_numeric(op: str, x: Tensor) -> None:
+    if x.dtype == _dtypes.bool_:
+        raise DTypeError(f"{op}: expects a numeric tensor, got {describe(x)}; cast it with tp.cast(x, 'int32')")
+
+
+def check_indices(op: str, name: str, indices: Tensor) -> None:
+    if indices.dtype not in _dtypes.INT_DTYPES:
+        raise DTypeError(f"{op}: {name} must be an int32 or int64 tensor, got {describe(indices)}")
+
+
+# -- shape ---------------------------------------------------------------------
 
 
 def reshape(x: Any, shape: Any) -> Tensor:
@@ -53,11 +128,12 @@ def transpose(x: Any, perm: Any = None) -> Tensor:
     """Permute the axes of ``x`` (reverse them when ``perm`` is None)."""
     t = as_tensor(x)
     ndim = t.ndim
-    axes = tuple(reversed(range(ndim))) if perm is None else tuple(int(p) for p in perm)
-    if sorted(p % ndim if ndim else p for p in axes) != list(range(ndim)) or any(not -ndim <= p < ndim for p in axes):
+    axes = tuple(reversed(builtins.range(ndim))) if perm is None else tuple(int(p) for p in perm)
+    valid = builtins.range(ndim)
+    if sorted(p % ndim if ndim else p for p in axes) != list(valid) or any(not -ndim <= p < ndim for p in axes):
         raise ShapeError(f"transpose: perm {perm!r} is not a permutation of the {ndim} axes of {describe(t)}")
     axes = tuple(p % ndim for p in axes)
-    if axes == tuple(range(ndim)):
+    if axes == tuple(valid):
         return t
     return dispatch(K.TRANSPOSE, {"x": t}, {"perm": axes})
 
@@ -68,8 +144,15 @@ def broadcast_to(x: Any, shape: Any) -> Tensor:
     if shape == t._data.shape:
         return t
     target = normalize_shape("broadcast_to", shape)
-    if len(target) < t.ndim or broadcast_shapes("broadcast_to", t.shape, target) != target:
-        raise ShapeError(f"broadcast_to: cannot broadcast {describe(t)} to shape {target}")
+    try:
+        fits = len(target) >= t.ndim and broadcast_shapes("broadcast_to", t.shape, target) == target
+    except ShapeError:
+        fits = False
+    if not fits:
+        raise ShapeError(
+            f"broadcast_to: {describe(t)} cannot be broadcast to shape {target}; "
+            "each dimension must equal the target's or be 1"
+        )
     if target == t.shape:
         return t
     return dispatch(K.BROADCAST_TO, {"x": t}, {"shape": target})
@@ -85,9 +168,42 @@ def sum_to_shape(dy: Tensor, shape: tuple[int, ...]) -> Tensor:
     from tensorplug.ops._reduction import sum as sum_
 
     lead = dy.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape) if d == 1 and dy.shape[lead + i] != 1)
+    axes = tuple(builtins.range(lead)) + tuple(
+        lead + i for i, d in enumerate(shape) if d == 1 and dy.shape[lead + i] != 1
+    )
     reduced = sum_(dy, axes) if axes else dy
     return reshape(reduced, shape)
+
+
+def squeeze(x: Any, axis: Any = None) -> Tensor:
+    """Remove axes of size 1 (all of them when ``axis`` is None; naming an axis of another size is an error).
+
+    >>> import tensorplug as tp
+    >>> tp.squeeze(tp.zeros((1, 3, 1))).shape
+    (3,)
+    """
+    t = as_tensor(x)
+    if axis is None:
+        return reshape(t, tuple(d for d in t.shape if d != 1))
+    axes = normalize_axes("squeeze", axis, t.ndim)
+    for a in axes:
+        if t.shape[a] != 1:
+            raise ShapeError(f"squeeze: axis {a} of {describe(t)} has size {t.shape[a]}, not 1; it cannot be removed")
+    return reshape(t, tuple(d for i, d in enumerate(t.shape) if i not in axes))
+
+
+def expand_dims(x: Any, axis: int = 0) -> Tensor:
+    """Insert a dimension of size 1 at ``axis``."""
+    x = as_tensor(x)
+    ndim = x.ndim + 1
+    if not -ndim <= axis < ndim:
+        raise ShapeError(f"expand_dims: axis {axis} is out of range for {describe(x)}")
+    shape = list(x.shape)
+    shape.insert(axis % ndim, 1)
+    return reshape(x, shape)
+
+
+# -- creation ------------------------------------------------------------------
 
 
 def fill(shape: Any, value: bool | int | float, dtype: Any = None) -> Tensor:
@@ -116,22 +232,105 @@ def ones(shape: Any, dtype: Any = _dtypes.DEFAULT_FLOAT) -> Tensor:
     return fill(shape, 1, dtype)
 
 
-def zeros_like(x: Tensor) -> Tensor:
+def zeros_like(x: Any) -> Tensor:
     """Zeros with the shape and dtype of ``x``."""
-    return fill(x.shape, 0, x.dtype)
+    return dispatch(K.ZEROS_LIKE, {"x": as_tensor(x)})
 
 
-def ones_like(x: Tensor) -> Tensor:
+def ones_like(x: Any) -> Tensor:
     """Ones with the shape and dtype of ``x``."""
-    return fill(x.shape, 1, x.dtype)
+    return dispatch(K.ONES_LIKE, {"x": as_tensor(x)})
 
 
-def expand_dims(x: Any, axis: int = 0) -> Tensor:
-    """Insert a dimension of size 1 at ``axis``."""
-    x = as_tensor(x)
-    ndim = x.ndim + 1
-    if not -ndim <= axis < ndim:
-        raise ShapeError(f"expand_dims: axis {axis} is out of range for {describe(x)}")
-    shape = list(x.shape)
-    shape.insert(axis % ndim, 1)
-    return reshape(x, shape)
+def one_hot(indices: Any, depth: int, on_value: Any = 1, off_value: Any = 0, dtype: Any = "int32") -> Tensor:
+    """A new last axis of size ``depth``: ``on_value`` at each index, ``off_value`` elsewhere.
+
+    Indices outside ``[0, depth)`` (negative ones included) give a row of ``off_value``.
+
+    >>> import tensorplug as tp
+    >>> tp.one_hot([0, 2, -1], 3).tolist()
+    [[1, 0, 0], [0, 0, 1], [0, 0, 0]]
+    """
+    t = as_tensor(indices)
+    check_indices("one_hot", "indices", t)
+    n = int_arg("one_hot", "depth", depth)
+    if n < 0:
+        raise ShapeError(f"one_hot: depth must be >= 0, got {n}")
+    target = _dtypes.check_dtype(dtype, "one_hot()")
+    on = scalar_of("one_hot", "on_value", on_value, target)
+    off = scalar_of("one_hot", "off_value", off_value, target)
+    return dispatch(K.ONE_HOT, {"indices": t}, {"depth": n, "on_value": on, "off_value": off, "dtype": target})
+
+
+def range(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Tensor:
+    """Numbers from ``start`` up to (not including) ``stop`` by ``step``; float32 by default, as TensorFlow.js.
+
+    With one argument it counts from 0: ``range(n)`` is ``range(0, n)``. A step
+    pointing away from ``stop`` gives an empty tensor; integer dtypes need whole numbers.
+
+    >>> import tensorplug as tp
+    >>> tp.range(5).tolist()
+    [0.0, 1.0, 2.0, 3.0, 4.0]
+    >>> tp.range(6, 0, -2, dtype="int32").tolist()
+    [6, 4, 2]
+    """
+    if stop is None:
+        start, stop = 0, start
+    target = _dtypes.DEFAULT_FLOAT if dtype is None else _dtypes.check_dtype(dtype, "range()")
+    if target == _dtypes.bool_:
+        raise DTypeError("range: dtype must be numeric (float32, float64, int32 or int64), got bool")
+    values = [scalar_of("range", name, v, target) for name, v in (("start", start), ("stop", stop), ("step", step))]
+    if not all(math.isfinite(v) for v in values):
+        raise TensorplugError(f"range: start, stop and step must be finite, got {start!r}, {stop!r}, {step!r}")
+    if values[2] == 0:
+        raise TensorplugError("range: step must not be zero")
+    attrs = {"start": values[0], "stop": values[1], "step": values[2], "dtype": target}
+    return dispatch(K.RANGE, {}, attrs)
+
+
+arange = range
+"""Same as :func:`range`, with NumPy's name."""
+
+
+def linspace(start: float, stop: float, num: int) -> Tensor:
+    """``num`` evenly spaced float32 values from ``start`` to ``stop``, both included (as TensorFlow.js).
+
+    >>> import tensorplug as tp
+    >>> tp.linspace(0.0, 1.0, 5).tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
+    n = int_arg("linspace", "num", num)
+    if n < 1:
+        raise ShapeError(f"linspace: num must be >= 1, got {n}")
+    first = scalar_of("linspace", "start", start, _dtypes.float64)
+    last = scalar_of("linspace", "stop", stop, _dtypes.float64)
+    if n == 1:
+        return fill((1,), first, _dtypes.float32)
+    from tensorplug.ops._indexing import concat  # (ops._indexing builds on this module)
+
+    # start + i * step computed in float64 and rounded once; the last value is exactly ``stop``.
+    step = (last - first) / (n - 1)
+    head = add(mul(range(0, n - 1, dtype=_dtypes.float64), step), first)
+    return concat([cast(head, _dtypes.float32), fill((1,), last, _dtypes.float32)])
+
+
+def top_k(x: Any, k: int = 1, sorted: bool = True) -> tuple[Tensor, Tensor]:
+    """The ``k`` largest values along the last axis and their int32 indices, largest first.
+
+    Ties go to the lower index first; NaN ranks above every number.
+    ``sorted=False`` lets a backend return the k values in any order.
+
+    >>> import tensorplug as tp
+    >>> values, indices = tp.top_k(tp.tensor([1.0, 3.0, 2.0, 3.0]), k=3)
+    >>> values.tolist(), indices.tolist()
+    ([3.0, 3.0, 2.0], [1, 3, 2])
+    """
+    t = as_tensor(x)
+    check_numeric("top_k", t)
+    if t.ndim == 0:
+        raise ShapeError(f"top_k: x must have at least one axis, got {describe(t)}")
+    count = int_arg("top_k", "k", k)
+    if not 0 <= count <= t.shape[-1]:
+        raise ShapeError(f"top_k: k={count} must be between 0 and the size of the last axis of {describe(t)}")
+    values, indices = dispatch_several(K.TOP_K, {"x": t}, {"k": count, "sorted": bool(sorted)})
+    return values, indices
