@@ -211,7 +211,8 @@ def _seed(y: Any, dy: Any, fname: str) -> tuple[Tensor, Tensor]:
     if not is_floating(y.dtype):
         raise GradientError(f"{fname}: f returned {describe(y)}; only float outputs can be differentiated")
     if dy is None:
-        return y, ones_like(y)
+        with no_grad():  # the seed is a constant: recording it would only send zeros back
+            return y, ones_like(y)
     if not isinstance(dy, Tensor):
         from tensorplug.ops import tensor
 
