@@ -20,8 +20,19 @@ from tensorplug import kernel_names as K
 from tensorplug._engine import dispatch
 from tensorplug._errors import ShapeError, TensorplugError
 from tensorplug._tensor import Tensor, describe
-from tensorplug.ops._convert import as_tensor, cast, normalize_axes, normalize_axis, normalize_shape
-from tensorplug.ops._shape import check_indices, check_numeric, dispatch_several, int_arg, ints_arg, scalar_of
+from tensorplug.ops._convert import (
+    as_tensor,
+    cast,
+    check_indices,
+    check_numeric,
+    dispatch_several,
+    int_arg,
+    ints_arg,
+    normalize_axes,
+    normalize_axis,
+    normalize_shape,
+    scalar_of,
+)
 
 __all__ = [
     "concat",

@@ -4,18 +4,26 @@ from __future__ import annotations
 
 import builtins
 import math
-import operator
 from typing import Any
-
-import numpy as np
 
 from tensorplug import _dtypes
 from tensorplug import kernel_names as K
-from tensorplug._engine import dispatch, run_kernel
+from tensorplug._engine import dispatch
 from tensorplug._errors import DTypeError, ShapeError, TensorplugError
 from tensorplug._tensor import Tensor, describe
 from tensorplug.ops._binary import add, mul
-from tensorplug.ops._convert import as_tensor, broadcast_shapes, cast, normalize_axes, normalize_shape
+from tensorplug.ops._convert import (
+    as_tensor,
+    broadcast_shapes,
+    cast,
+    check_indices,
+    check_numeric,
+    dispatch_several,
+    int_arg,
+    normalize_axes,
+    normalize_shape,
+    scalar_of,
+)
 
 __all__ = [
     "reshape",
@@ -36,70 +44,6 @@ __all__ = [
     "linspace",
     "top_k",
 ]
-
-
-# -- argument helpers (shared with ops._indexing) -------------------------------
-
-
-def int_arg(op: str, name: str, value: Any) -> int:
-    """``value`` as a Python int, or a DTypeError naming the op and the argument."""
-    if isinstance(value, bool):
-        raise DTypeError(f"{op}: {name} must be an int, got {value!r}")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise DTypeError(f"{op}: {name} must be an int, got {value!r}") from None
-
-
-def ints_arg(op: str, name: str, value: Any) -> tuple[int, ...]:
-    """An int or a sequence of ints as a tuple of ints (tensors are refused: these are host attrs)."""
-    if isinstance(value, Tensor):
-        raise DTypeError(f"{op}: {name} must be an int or a sequence of ints (host values), got {describe(value)}")
-    if isinstance(value, int | np.integer):
-        return (int_arg(op, name, value),)
-    try:
-        items = list(value)
-    except TypeError:
-        raise DTypeError(f"{op}: {name} must be an int or a sequence of ints, got {value!r}") from None
-    return tuple(int_arg(op, name, v) for v in items)
-
-
-def scalar_of(op: str, name: str, value: Any, dtype: str) -> bool | int | float:
-    """A Python scalar attr converted to ``dtype``'s kind; values the dtype cannot hold are refused."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if not isinstance(value, bool | int | float):
-        raise DTypeError(f"{op}: {name} must be a Python number or bool, got {type(value).__name__}")
-    if dtype == _dtypes.bool_:
-        return bool(value)
-    if dtype in _dtypes.INT_DTYPES:
-        if isinstance(value, float) and not value.is_integer():
-            raise DTypeError(f"{op}: {name}={value!r} is not an integer, so it does not fit dtype {dtype}")
-        info = np.iinfo(dtype)
-        if not info.min <= value <= info.max:
-            raise DTypeError(f"{op}: {name}={value!r} is out of range for dtype {dtype}")
-        return int(value)
-    return float(value)
-
-
-def dispatch_several(name: str, inputs: dict[str, Any], attrs: dict[str, Any]) -> list[Tensor]:
-    """``run_kernel`` for kernels with several outputs, typed as returning a list."""
-    outputs = run_kernel(name, inputs, attrs)
-    assert isinstance(outputs, list)
-    return outputs
-
-
-def check_numeric(op: str, x: Tensor) -> None:
-    if x.dtype == _dtypes.bool_:
-        raise DTypeError(f"{op}: expects a numeric tensor, got {describe(x)}; cast it with tp.cast(x, 'int32')")
-
-
-def check_indices(op: str, name: str, indices: Tensor) -> None:
-    if indices.dtype not in _dtypes.INT_DTYPES:
-        raise DTypeError(f"{op}: {name} must be an int32 or int64 tensor, got {describe(indices)}")
-
-
-# -- shape ---------------------------------------------------------------------
 
 
 def reshape(x: Any, shape: Any) -> Tensor:
