@@ -225,3 +225,66 @@ def test_every_numpy_kernel_reference_resolves() -> None:
         except (ImportError, AttributeError) as exc:
             unresolved.append(f"{spec.kernel_name}: {exc}")
     assert unresolved == []
+
+
+def test_dispose_releases_storage_and_later_use_is_a_clear_error() -> None:
+    x = tp.tensor([1.0, 2.0])
+    y = x * 2.0
+    x.dispose()
+    assert x.is_disposed
+    with pytest.raises(tp.TensorplugError, match="disposed"):
+        x + 1.0
+    with pytest.raises(tp.TensorplugError, match="disposed"):
+        x.numpy()
+    with pytest.raises(tp.TensorplugError, match="disposed"):
+        _ = x.shape
+    assert y.tolist() == [2.0, 4.0]
+
+
+def test_memory_counts_live_tensors_and_shared_storage_once() -> None:
+    import gc
+
+    gc.collect()
+    before = tp.memory()["numpy"]
+    big = tp.zeros((1000,), dtype="float64")
+    alias = tp.tensor(big)  # shares the storage
+    after = tp.memory()["numpy"]
+    assert after["tensors"] - before["tensors"] == 2
+    assert after["bytes"] - before["bytes"] == 8000
+    assert after["device"] == "cpu"
+    del big, alias
+    gc.collect()
+    assert tp.memory()["numpy"]["bytes"] == before["bytes"]
+
+
+def test_dlpack_round_trip_is_zero_copy_on_numpy() -> None:
+    source = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = tp.from_dlpack(source)
+    assert t.dtype == "float32"
+    assert t.tolist() == source.tolist()
+    assert np.shares_memory(t.numpy(), source)
+    back = np.from_dlpack(t)
+    assert np.shares_memory(back, source)
+    scalar = tp.sum(tp.tensor([1.0, 2.0]))  # a 0-d result: a numpy scalar inside
+    assert np.from_dlpack(scalar).item() == 3.0
+
+
+def test_to_backend_makes_a_new_tensor(boxed: Any) -> None:
+    x = tp.tensor([1.0, 2.0])
+    y = x.to_backend("boxed")
+    assert (x.backend, y.backend) == ("numpy", "boxed")
+    assert y.tolist() == [1.0, 2.0]
+    assert x.to_backend("numpy") is not x
+
+
+def test_priority_may_be_a_function_asked_once() -> None:
+    calls: list[int] = []
+
+    def probe() -> int:
+        calls.append(1)
+        return 50
+
+    tp.register_backend("probed", ListBackend, priority=probe)
+    assert tp.list_backends()[0] == "probed"
+    assert tp.list_backends()[0] == "probed"
+    assert calls == [1]

@@ -42,6 +42,7 @@ from tensorplug._errors import (
     ShapeError,
     TensorplugError,
 )
+from tensorplug._memory import memory
 from tensorplug._plugins import PluginInfo, plugins
 from tensorplug._registration import (
     get_gradient,
@@ -128,6 +129,7 @@ __all__ = [
     "kernels_for_backend",
     "list_backends",
     "losses",
+    "memory",
     "no_grad",
     "ops",
     "plugins",

@@ -45,6 +45,25 @@ class Backend:
         """Make raw storage on this backend from ``raw`` living on ``source`` (a copy via host by default)."""
         return self.from_host(source.to_host(raw))
 
+    def from_dlpack(self, obj: Any) -> Any:
+        """Raw storage from any object supporting DLPack (a copy through numpy by default; override for zero-copy)."""
+        return self.from_host(np.from_dlpack(obj).copy())
+
+    def dlpack_source(self, raw: Any) -> Any:
+        """An object whose ``__dlpack__`` exports ``raw`` (``raw`` itself by default)."""
+        return raw
+
+    def nbytes(self, raw: Any) -> int:
+        """The bytes of storage ``raw`` holds (for ``tp.memory``)."""
+        return int(getattr(raw, "nbytes", 0))
+
+    def memory(self) -> dict[str, Any]:
+        """Backend-wide memory figures beyond live tensors (device allocator statistics, say)."""
+        return {}
+
+    def synchronize(self) -> None:
+        """Wait for queued work to finish (asynchronous devices); a no-op by default."""
+
     def dispose(self) -> None:
         """Release what the backend holds; called when it is removed."""
 

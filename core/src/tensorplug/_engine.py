@@ -50,6 +50,7 @@ class Engine:
         self.specs: dict[str, BackendSpec] = {}
         self.instances: dict[str, Backend] = {}
         self.failures: dict[str, str] = {}
+        self.priorities: dict[str, int] = {}
         self.active: Backend | None = None
         self.table: dict[str, KernelFunc] = {}
         self.tables: dict[str, dict[str, KernelFunc]] = {}
@@ -70,6 +71,7 @@ class Engine:
                 self.dispose(spec.name)
             self.specs[spec.name] = spec
             self.failures.pop(spec.name, None)
+            self.priorities.pop(spec.name, None)
 
     def remove_backend(self, name: str) -> BackendSpec:
         with self.lock:
@@ -78,9 +80,24 @@ class Engine:
             self.dispose(name)
             return self.specs.pop(name)
 
+    def priority(self, name: str) -> int:
+        """The priority of backend ``name``, asking its priority function once if it has one."""
+        spec = self.specs[name]
+        if isinstance(spec.priority, int):
+            return spec.priority
+        cached = self.priorities.get(name)
+        if cached is None:
+            try:
+                cached = int(resolve(spec.priority, f"priority of backend {name!r}")())
+            except Exception as exc:
+                warn(f"the priority function of backend {name!r} (from {spec.source}) failed: {exc}; using 0")
+                cached = 0
+            self.priorities[name] = cached
+        return cached
+
     def names(self) -> list[str]:
         """Registered backend names, highest priority first."""
-        return [s.name for s in sorted(self.specs.values(), key=lambda s: (-s.priority, s.name))]
+        return sorted(self.specs, key=lambda name: (-self.priority(name), name))
 
     def initialize(self, name: str, options: Mapping[str, Any] | None = None) -> Backend:
         """Return the backend instance, creating it (and running kernel setups) if needed."""
@@ -185,6 +202,8 @@ class Engine:
 
     def move(self, t: Tensor, target: Backend) -> None:
         """Move ``t``'s storage to ``target`` in place (as TensorFlow.js does on a backend switch)."""
+        if t.is_disposed:
+            t._data.shape  # raises the "was disposed" error  # noqa: B018
         t._data = target.move_from(t._data, t._backend)
         t._backend = target
 
@@ -348,7 +367,11 @@ def _failure_message(
 
 
 def register_backend(
-    name: str, factory: Callable[..., Backend] | str, priority: int = 0, *, override: bool = False
+    name: str,
+    factory: Callable[..., Backend] | str,
+    priority: int | Callable[[], int] | str = 0,
+    *,
+    override: bool = False,
 ) -> None:
     """Register a backend factory (a callable, or a lazy ``"module:attr"`` name) under ``name``.
 

@@ -50,12 +50,15 @@ class BackendSpec:
 
     The factory is called with the options given to ``set_backend`` and
     returns a :class:`tensorplug.Backend`. The default backend is the highest
-    priority one whose factory succeeds.
+    priority one whose factory succeeds. ``priority`` may also be a cheap
+    function (or ``"module:attr"``) returning an int, asked once when the
+    backends are first ranked; it must not import the backend's library
+    (a torch backend asks whether a CUDA device is present, say).
     """
 
     name: str
     factory: Callable[..., Any] | str
-    priority: int = 0
+    priority: int | Callable[[], int] | str = 0
     source: str = RUNTIME
 
 

@@ -223,6 +223,42 @@ class Tensor:
     def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
         return _ops.not_equal(self, other)
 
+    # -- interop and lifetime ---------------------------------------------------
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        """Export the storage through DLPack (zero-copy where the backend allows), e.g. to ``torch.from_dlpack``."""
+        source = self._backend.dlpack_source(self._data)
+        return source.__dlpack__(**{k: v for k, v in kwargs.items() if v is not None})
+
+    def __dlpack_device__(self) -> Any:
+        return self._backend.dlpack_source(self._data).__dlpack_device__()
+
+    def to_backend(self, name: str) -> Tensor:
+        """A new tensor with these values on backend ``name`` (zero-copy through DLPack where both sides allow)."""
+        from tensorplug._engine import engine
+
+        target = engine.initialize(name)
+        if target is self._backend:
+            return _ops.tensor(self)
+        t = object.__new__(Tensor)
+        t._data = target.move_from(self._data, self._backend)
+        t._backend = target
+        t._tape = None
+        t._dtype = self._dtype
+        return t
+
+    def dispose(self) -> None:
+        """Release the storage now (device memory included) instead of when the tensor is collected.
+
+        Using the tensor afterwards raises a TensorplugError.
+        """
+        self._data = _DISPOSED_STORAGE
+        self._backend = _DISPOSED_BACKEND
+
+    @property
+    def is_disposed(self) -> bool:
+        return self._data is _DISPOSED_STORAGE
+
     # -- common methods -----------------------------------------------------
 
     def reshape(self, *shape: Any) -> Tensor:
@@ -307,11 +343,45 @@ def live_variables() -> list[Variable]:
 
 
 def describe(t: Any) -> str:
-    """A short description for messages: ``float32[2, 3] on numpy``."""
+    """A short description for messages: ``float32[2, 3]``."""
+    if isinstance(t, Tensor) and t.is_disposed:
+        return "<disposed tensor>"
     if isinstance(t, Tensor):
         dims = ", ".join(str(d) for d in t.shape)
         return f"{t.dtype}[{dims}]"
     return type(t).__name__
+
+
+class _DisposedStorage:
+    """What a disposed tensor holds: any use says so."""
+
+    def __getattr__(self, name: str) -> Any:
+        from tensorplug._errors import TensorplugError
+
+        raise TensorplugError("this tensor was disposed (Tensor.dispose()); it can no longer be used")
+
+
+class _DisposedBackend:
+    """The backend of a disposed tensor: never the active one, so run_kernel takes its checked path."""
+
+    name = "<disposed>"
+    device = "<disposed>"
+
+    def dtype_of(self, raw: Any) -> str:
+        return raw.dtype  # type: ignore[no-any-return]  # raises: raw is _DisposedStorage
+
+    def move_from(self, raw: Any, source: Any) -> Any:
+        return raw.data
+
+    def to_host(self, raw: Any) -> Any:
+        return raw.data
+
+    def dlpack_source(self, raw: Any) -> Any:
+        return raw.data
+
+
+_DISPOSED_STORAGE: Any = _DisposedStorage()
+_DISPOSED_BACKEND: Any = _DisposedBackend()
 
 
 from tensorplug import ops as _ops  # noqa: E402  (the operators above need the ops)

@@ -16,7 +16,7 @@ from tensorplug._tensor import Tensor, describe
 
 _new = object.__new__
 
-__all__ = ["tensor", "as_tensor", "cast"]
+__all__ = ["tensor", "as_tensor", "cast", "from_dlpack"]
 
 
 def from_host(array: np.ndarray) -> Tensor:
@@ -61,6 +61,22 @@ def tensor(data: Any, dtype: Any = None) -> Tensor:
             f"tensor(): cannot convert {type(data).__name__} to a tensor of dtype {checked or 'inferred'}: {exc}"
         ) from exc
     return from_host(array)
+
+
+def from_dlpack(obj: Any) -> Tensor:
+    """A tensor on the active backend from any DLPack producer (a torch tensor, a numpy array, ...).
+
+    Zero-copy where the active backend and the producer's device allow (the
+    tensor then shares the producer's memory); a copy otherwise.
+    """
+    backend = engine.active or engine.ensure_active()
+    t = _new(Tensor)
+    t._data = backend.from_dlpack(obj)
+    t._backend = backend
+    t._tape = None
+    t._dtype = None
+    _dtypes.check_dtype(t.dtype, "from_dlpack()")
+    return t
 
 
 def as_tensor(value: Any, dtype: str | None = None) -> Tensor:

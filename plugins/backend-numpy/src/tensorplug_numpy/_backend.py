@@ -31,3 +31,18 @@ class NumpyBackend(Backend):
 
     def shape_of(self, raw: Any) -> tuple[int, ...]:
         return tuple(raw.shape)
+
+    def from_dlpack(self, obj: Any) -> Any:
+        return np.from_dlpack(obj)  # zero-copy for CPU producers; shares their memory
+
+    def move_from(self, raw: Any, source: Backend) -> Any:
+        try:
+            return np.from_dlpack(source.dlpack_source(raw))  # zero-copy from CPU storage (torch on the CPU, say)
+        except (TypeError, RuntimeError, BufferError, AttributeError):
+            return np.asarray(source.to_host(raw))  # device memory: a copy
+
+    def dlpack_source(self, raw: Any) -> Any:
+        return np.asarray(raw)  # a 0-d result may be a numpy scalar, which has no __dlpack__
+
+    def nbytes(self, raw: Any) -> int:
+        return int(raw.nbytes)
