@@ -1,0 +1,7 @@
+"""tensorplug-torch: the "torch" backend, kernels on torch.Tensor (CUDA when present, else CPU).
+
+Installing it is enough: tensorplug discovers it through its entry point,
+and torch itself is imported only when the backend is first initialised.
+"""
+
+__version__ = "0.1.0"

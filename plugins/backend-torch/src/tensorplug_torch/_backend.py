@@ -1,0 +1,93 @@
+"""The torch backend object: raw storage is torch.Tensor on one device (CUDA when present, else CPU)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import torch
+
+from tensorplug import Backend, BackendError
+from tensorplug_torch._probe import ENV_DEVICE
+
+DTYPES: dict[str, torch.dtype] = {
+    "float32": torch.float32,
+    "float64": torch.float64,
+    "int32": torch.int32,
+    "int64": torch.int64,
+    "bool": torch.bool,
+}
+NAMES: dict[torch.dtype, str] = {dtype: name for name, dtype in DTYPES.items()}
+
+
+def pick_device(device: str | None) -> torch.device:
+    """``device`` if given, else TENSORPLUG_TORCH_DEVICE, else CUDA when available, else the CPU."""
+    spec = device or os.environ.get(ENV_DEVICE, "").strip() or ("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        chosen = torch.device(spec)
+    except RuntimeError as exc:
+        raise BackendError(f"torch backend: {spec!r} is not a torch device ({exc}); use e.g. 'cpu' or 'cuda:0'") from exc
+    if chosen.type == "cuda":
+        if not torch.cuda.is_available():
+            raise BackendError(
+                f"torch backend: device {spec!r} asked for, but this torch ({torch.__version__}) sees no CUDA device; "
+                f"use {ENV_DEVICE}=cpu or install a CUDA build of torch"
+            )
+        if chosen.index is None:
+            chosen = torch.device("cuda", torch.cuda.current_device())
+    return chosen
+
+
+class TorchBackend(Backend):
+    """Tensors as torch.Tensor on one device. Kernels never record torch autograd graphs."""
+
+    name = "torch"
+
+    def __init__(self, device: str | None = None) -> None:
+        self.torch_device = pick_device(device)
+        self.device = str(self.torch_device)
+        self.is_cuda = self.torch_device.type == "cuda"
+
+    def from_host(self, array: np.ndarray) -> Any:
+        raw = torch.from_numpy(np.ascontiguousarray(array))  # the core hands over a fresh array: no copy on the CPU
+        return raw.to(self.torch_device) if self.is_cuda else raw
+
+    def to_host(self, raw: Any) -> np.ndarray:
+        return raw.detach().cpu().numpy()  # type: ignore[no-any-return]  # a view on the CPU, a copy from a GPU
+
+    def dtype_of(self, raw: Any) -> str:
+        return NAMES[raw.dtype]
+
+    def shape_of(self, raw: Any) -> tuple[int, ...]:
+        return tuple(raw.shape)
+
+    def from_dlpack(self, obj: Any) -> Any:
+        raw = torch.from_dlpack(obj).detach()
+        return raw if raw.device == self.torch_device else raw.to(self.torch_device)
+
+    def move_from(self, raw: Any, source: Backend) -> Any:
+        try:
+            moved = torch.from_dlpack(source.dlpack_source(raw))  # zero-copy where the devices allow
+        except (TypeError, RuntimeError, BufferError, AttributeError):
+            moved = torch.from_numpy(np.array(source.to_host(raw)))
+        return moved if moved.device == self.torch_device else moved.to(self.torch_device)
+
+    def nbytes(self, raw: Any) -> int:
+        return int(raw.element_size() * raw.nelement())
+
+    def memory(self) -> dict[str, Any]:
+        if not self.is_cuda:
+            return {}
+        return {
+            "device_allocated_bytes": int(torch.cuda.memory_allocated(self.torch_device)),
+            "device_reserved_bytes": int(torch.cuda.memory_reserved(self.torch_device)),
+        }
+
+    def synchronize(self) -> None:
+        if self.is_cuda:
+            torch.cuda.synchronize(self.torch_device)
+
+    def dispose(self) -> None:
+        if self.is_cuda:
+            torch.cuda.empty_cache()

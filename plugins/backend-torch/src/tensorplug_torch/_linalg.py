@@ -1,0 +1,5 @@
+"""Torch kernels: linalg family."""
+
+from __future__ import annotations
+
+import torch

@@ -1,0 +1,5 @@
+"""Torch kernels: nn family."""
+
+from __future__ import annotations
+
+import torch

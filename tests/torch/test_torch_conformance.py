@@ -1,0 +1,36 @@
+"""The whole conformance suite (values, dtypes, errors, second-order gradients) on the torch backend."""
+
+from __future__ import annotations
+
+import pytest
+
+import tensorplug as tp
+from tensorplug import kernel_names as K
+from tensorplug.testing import Case, all_cases, run_case
+
+CASES = all_cases()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_conformance_case_on_torch(case: Case) -> None:
+    assert tp.get_backend() == "torch"
+    run_case(case)
+
+
+def test_every_kernel_is_registered_for_torch() -> None:
+    listing = tp.coverage()
+    assert listing.missing_for("torch") == []
+    assert all(s.source == "tensorplug-torch" for s in tp.kernels_for_backend("torch"))
+    assert {s.kernel_name for s in tp.kernels_for_backend("torch")} >= set(K.CATALOGUE)
+
+
+def test_every_torch_kernel_reference_resolves() -> None:
+    from tensorplug._registry import resolve
+
+    unresolved = []
+    for spec in tp.kernels_for_backend("torch"):
+        try:
+            resolve(spec.kernel, spec.kernel_name)
+        except (ImportError, AttributeError) as exc:
+            unresolved.append(f"{spec.kernel_name}: {exc}")
+    assert unresolved == []
