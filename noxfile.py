@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import nox
 
-nox.options.sessions = ["lint", "typecheck", "tests", "core_only", "plugins"]
+nox.options.sessions = ["lint", "typecheck", "tests", "core_only", "plugins", "tests_torch", "tests_all"]
 nox.options.reuse_existing_virtualenvs = False
 nox.options.error_on_missing_interpreters = True
 
 CORE = "./core"
 NUMPY = "./plugins/backend-numpy"
+TORCH = "./plugins/backend-torch"
+# torch must be exactly the version whose CPU build lies on CI's disk; an unpinned torch would fetch a CUDA build.
+CONSTRAINTS = ["-c", ".ci/constraints.txt"]
 FIXTURES = [
     "./tests/fixtures/tp-fixture-good",
     "./tests/fixtures/tp-fixture-broken",
@@ -48,6 +51,22 @@ def plugins(session: nox.Session) -> None:
 
 
 @nox.session
+def tests_torch(session: nox.Session) -> None:
+    """The core with the torch backend alone: the conformance suite and gradient checks on torch (CPU here)."""
+    session.install(*CONSTRAINTS, "torch==2.13.0")
+    session.install(*CONSTRAINTS, CORE, TORCH, *PYTEST)
+    session.run("pytest", "tests/torch", *session.posargs)
+
+
+@nox.session
+def tests_all(session: nox.Session) -> None:
+    """Every distribution installed together: numpy and torch side by side, moving data, differential tests."""
+    session.install(*CONSTRAINTS, "torch==2.13.0")
+    session.install(*CONSTRAINTS, CORE, NUMPY, TORCH, *PYTEST)
+    session.run("pytest", "tests/all", "tests/unit", *session.posargs)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """ruff check and format check over every distribution, the tests and the tools."""
     session.install("ruff>=0.6")
@@ -58,5 +77,12 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy --strict over the core and the NumPy backend."""
-    session.install("mypy>=1.10", CORE, NUMPY)
-    session.run("mypy", "--strict", "core/src/tensorplug", "plugins/backend-numpy/src/tensorplug_numpy")
+    session.install(*CONSTRAINTS, "torch==2.13.0")
+    session.install(*CONSTRAINTS, "mypy>=1.10", CORE, NUMPY, TORCH)
+    session.run(
+        "mypy",
+        "--strict",
+        "core/src/tensorplug",
+        "plugins/backend-numpy/src/tensorplug_numpy",
+        "plugins/backend-torch/src/tensorplug_torch",
+    )

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import functools
 import gc
 import itertools
 import os
@@ -312,7 +313,7 @@ def check_same_step(problem: MLPProblem, prefix: str) -> None:
 
 
 @contextlib.contextmanager
-def restarted(model: NumpyMLP | TensorplugMLP) -> Iterator[None]:
+def restarted(model: NumpyMLP | TensorplugMLP | RawTorchMLP) -> Iterator[None]:
     model.reset()
     yield
 
@@ -327,6 +328,90 @@ def bench_mlp(sizes: list[int], batch: int, target: float, settings: Settings) -
     candidate = Workload("model.step()", {"model": with_tp}, around=lambda: restarted(with_tp))
     ref, cand = compare(reference, candidate, settings)
     return Row(f"MLP {prefix} batch {batch}, SGD step", "NumPy by hand", ref, cand, target)
+
+
+# -- the torch backend against raw PyTorch -----------------------------------------------------------------------
+
+
+def torch_backend_available() -> bool:
+    return "torch" in tp.list_backends()
+
+
+class RawTorchMLP:
+    """The same SGD step in plain PyTorch eager mode: autograd for the gradients, an in-place update."""
+
+    def __init__(self, problem: MLPProblem, device: str) -> None:
+        import torch
+
+        self.torch = torch
+        self.problem = problem
+        self.device = device
+        self.x = torch.from_numpy(problem.x).to(device)
+        self.labels = torch.from_numpy(problem.onehot.argmax(axis=1)).to(device)
+        self.reset()
+
+    def reset(self) -> None:
+        self.params = [
+            self.torch.from_numpy(p.copy()).to(self.device).requires_grad_(True) for p in self.problem.weights
+        ]
+
+    def step(self) -> float:
+        torch, params = self.torch, self.params
+        layers = len(params) // 2
+        h = self.x
+        for i in range(layers):
+            h = h @ params[2 * i] + params[2 * i + 1]
+            if i < layers - 1:
+                h = torch.relu(h)
+        loss = torch.nn.functional.cross_entropy(h, self.labels)
+        loss.backward()
+        with torch.no_grad():
+            for p in params:
+                p -= self.problem.learning_rate * p.grad
+                p.grad = None
+        return loss
+
+
+def synchronizer(device: str) -> Callable[[], None]:
+    """What makes a timed statement wait for the device (CUDA runs asynchronously)."""
+    import torch
+
+    return torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+
+
+def bench_torch(settings: Settings) -> list[Row]:
+    """Dispatch and MLP steps on the torch backend against raw PyTorch, on the backend's device."""
+    import torch
+
+    tp.set_backend("torch")
+    device = tp.backend().device
+    sync = synchronizer(device)
+    try:
+        a, b = tp.tensor(one_element(1.0)), tp.tensor(one_element(2.0))
+        ta, tb = a.raw, b.raw
+        reference = Workload("add(ta, tb); sync()", {"add": torch.add, "ta": ta, "tb": tb, "sync": sync})
+        candidate = Workload(
+            'run_kernel("Add", {"a": a, "b": b}); sync()', {"run_kernel": tp.run_kernel, "a": a, "b": b, "sync": sync}
+        )
+        ref, cand = compare(reference, candidate, settings)
+        rows = [Row(f"torch ({device}): run_kernel Add, 1 element", "torch.add", ref, cand, None)]
+        for sizes, batch, target in (([64, 32, 10], 32, None), ([784, 256, 256, 10], 128, 1.10)):
+            problem = make_problem(sizes, batch)
+            prefix = "torch-" + "-".join(map(str, sizes))
+            raw, with_tp = RawTorchMLP(problem, device), TensorplugMLP(problem, prefix)
+            np.testing.assert_allclose(float(raw.step()), with_tp.step().item(), rtol=1e-4)
+            reference = Workload(
+                "model.step(); sync()", {"model": raw, "sync": sync}, around=functools.partial(restarted, raw)
+            )
+            candidate = Workload(
+                "model.step(); sync()", {"model": with_tp, "sync": sync}, around=functools.partial(restarted, with_tp)
+            )
+            ref, cand = compare(reference, candidate, settings)
+            label = f"torch ({device}): MLP {'-'.join(map(str, sizes))} batch {batch}, SGD step"
+            rows.append(Row(label, "raw PyTorch eager", ref, cand, target))
+        return rows
+    finally:
+        tp.set_backend("numpy")
 
 
 # -- import time -----------------------------------------------------------------------------------------------------
@@ -499,6 +584,9 @@ def run_all(settings: Settings) -> list[Row]:
         rows.append(bench_mlp([64, 32, 10], 32, 3.0, settings))
     with announce("big MLP step"):
         rows.append(bench_mlp([784, 256, 256, 10], 128, 1.10, settings))
+    if torch_backend_available():
+        with announce("torch backend"):
+            rows += bench_torch(settings)
     with announce("import time"):
         rows.append(bench_import(settings))
     return rows

@@ -27,7 +27,9 @@ def pick_device(device: str | None) -> torch.device:
     try:
         chosen = torch.device(spec)
     except RuntimeError as exc:
-        raise BackendError(f"torch backend: {spec!r} is not a torch device ({exc}); use e.g. 'cpu' or 'cuda:0'") from exc
+        raise BackendError(
+            f"torch backend: {spec!r} is not a torch device ({exc}); use e.g. 'cpu' or 'cuda:0'"
+        ) from exc
     if chosen.type == "cuda":
         if not torch.cuda.is_available():
             raise BackendError(
