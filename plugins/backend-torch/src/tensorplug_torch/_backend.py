@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch.utils.dlpack import from_dlpack as torch_from_dlpack
 
 from tensorplug import Backend, BackendError
 from tensorplug_torch._probe import ENV_DEVICE
@@ -65,12 +66,12 @@ class TorchBackend(Backend):
         return tuple(raw.shape)
 
     def from_dlpack(self, obj: Any) -> Any:
-        raw = torch.from_dlpack(obj).detach()
+        raw = torch_from_dlpack(obj).detach()
         return raw if raw.device == self.torch_device else raw.to(self.torch_device)
 
     def move_from(self, raw: Any, source: Backend) -> Any:
         try:
-            moved = torch.from_dlpack(source.dlpack_source(raw))  # zero-copy where the devices allow
+            moved = torch_from_dlpack(source.dlpack_source(raw))  # zero-copy where the devices allow
         except (TypeError, RuntimeError, BufferError, AttributeError):
             moved = torch.from_numpy(np.array(source.to_host(raw)))
         return moved if moved.device == self.torch_device else moved.to(self.torch_device)
