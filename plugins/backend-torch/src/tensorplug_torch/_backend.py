@@ -53,7 +53,9 @@ class TorchBackend(Backend):
         self.is_cuda = self.torch_device.type == "cuda"
 
     def from_host(self, array: np.ndarray) -> Any:
-        raw = torch.from_numpy(np.ascontiguousarray(array))  # the core hands over a fresh array: no copy on the CPU
+        if not array.flags.c_contiguous:  # (np.ascontiguousarray would also turn a 0-d array into 1-d)
+            array = np.ascontiguousarray(array)
+        raw = torch.from_numpy(array)  # the core hands over a fresh array: no copy on the CPU
         return raw.to(self.torch_device) if self.is_cuda else raw
 
     def to_host(self, raw: Any) -> np.ndarray:
