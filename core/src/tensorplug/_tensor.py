@@ -356,6 +356,8 @@ class _DisposedStorage:
     """What a disposed tensor holds: any use says so."""
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # introspection (doctest, copy, pickle) asks for dunders: plain "absent"
+            raise AttributeError(name)
         from tensorplug._errors import TensorplugError
 
         raise TensorplugError("this tensor was disposed (Tensor.dispose()); it can no longer be used")
