@@ -43,6 +43,14 @@ from tensorplug._errors import (
     TensorplugError,
 )
 from tensorplug._memory import memory
+from tensorplug._overrides import (
+    GradientSet,
+    gradient_overrides,
+    gradient_sets,
+    register_gradient_set,
+    unregister_gradient_set,
+    use_gradients,
+)
 from tensorplug._plugins import PluginInfo, plugins
 from tensorplug._registration import (
     get_gradient,
@@ -95,6 +103,7 @@ __all__ = [
     "DType",
     "DTypeError",
     "GradientError",
+    "GradientSet",
     "GradientSpec",
     "KernelError",
     "KernelNotFoundError",
@@ -119,6 +128,8 @@ __all__ = [
     "get_gradient",
     "get_kernel",
     "grad",
+    "gradient_overrides",
+    "gradient_sets",
     "gradient_stack",
     "grads",
     "hookimpl",
@@ -135,6 +146,7 @@ __all__ = [
     "plugins",
     "register_backend",
     "register_gradient",
+    "register_gradient_set",
     "register_kernel",
     "remove_backend",
     "run_kernel",
@@ -142,6 +154,8 @@ __all__ = [
     "stop_gradient",
     "testing",
     "unregister_gradient",
+    "unregister_gradient_set",
+    "use_gradients",
     "unregister_kernel",
     "value_and_grad",
     "value_and_grads",

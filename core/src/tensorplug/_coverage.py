@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from tensorplug import kernel_names
 from tensorplug._engine import engine
+from tensorplug._overrides import active_gradient
 from tensorplug._registry import gradient_registry, kernel_registry
 
 
@@ -97,10 +98,10 @@ def coverage() -> Coverage:
             spec = kernel_registry.get((name, backend))
             providers[backend] = spec.source if spec is not None else None
         stack = gradient_registry.stack(name)
-        if not stack:
+        active = active_gradient(name)  # a scoped override first, in this thread
+        if active is None:
             rows.append(CoverageRow(name, providers, None, None))
             continue
-        active = stack[-1]
-        shadows = tuple(s.source for s in stack[:-1])
+        shadows = tuple(s.source for s in stack if s is not active)
         rows.append(CoverageRow(name, providers, active.source, active.grad is not None, shadows))
     return Coverage(backends, tuple(rows))

@@ -290,7 +290,9 @@ def run_kernel(name: str, inputs: Mapping[str, Any], attrs: dict[str, Any] | Non
     if watched:
         assert tape is not None
         t._tape = tape.token
-        tape.records.append(new_record(Record, (name, dict(inputs), attrs, (t,), None)))
+        overrides = state.overrides
+        grad = None if overrides is None else overrides.get(name)
+        tape.records.append(new_record(Record, (name, dict(inputs), attrs, (t,), grad)))
     else:
         t._tape = None
     return t
@@ -327,7 +329,9 @@ def _wrap_several(
         t._dtype = None
         outputs.append(t)
     if tape is not None:
-        tape.records.append(new_record(Record, (name, dict(inputs), attrs, tuple(outputs), None)))
+        overrides = state.overrides
+        grad = None if overrides is None else overrides.get(name)
+        tape.records.append(new_record(Record, (name, dict(inputs), attrs, tuple(outputs), grad)))
     return outputs
 
 

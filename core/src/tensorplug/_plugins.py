@@ -28,6 +28,7 @@ from tensorplug import hookspecs
 from tensorplug._engine import engine
 from tensorplug._entry_points import entry_points, normalize
 from tensorplug._errors import PluginError, RegistrationError, warn
+from tensorplug._overrides import GradientSet, gradient_set_registry
 from tensorplug._registry import (
     LAYER_BUILTIN,
     LAYER_PLUGIN,
@@ -60,6 +61,7 @@ class PluginInfo:
     backends: list[str] = field(default_factory=list)
     kernels: int = 0
     gradients: int = 0
+    gradient_sets: list[str] = field(default_factory=list)
 
 
 manager = pluggy.PluginManager(hookspecs.PROJECT)
@@ -143,6 +145,7 @@ def _load(module: ModuleType, info: PluginInfo, layer: int, rank: int, strict: b
         backends = _collect(plugin_id, "tensorplug_backends", BackendSpec)
         kernels = _collect(plugin_id, "tensorplug_kernels", KernelSpec)
         grads = _collect(plugin_id, "tensorplug_gradients", GradientSpec)
+        sets = _collect(plugin_id, "tensorplug_gradient_sets", GradientSet)
         for spec in backends:
             _validate(spec)
             engine.add_backend(replace(spec, source=info.distribution))
@@ -155,6 +158,10 @@ def _load(module: ModuleType, info: PluginInfo, layer: int, rank: int, strict: b
             _validate(gspec)
             added_g = _add(gradient_registry, replace(gspec, source=info.distribution), layer, rank, info)
             undo.append(functools.partial(gradient_registry.discard, added_g))
+        for gset in sets:
+            _validate(gset)
+            added_s = _add(gradient_set_registry, replace(gset, source=info.distribution), layer, rank, info)
+            undo.append(functools.partial(gradient_set_registry.discard, added_s))
     except Exception as exc:
         for action in reversed(undo):
             action()
@@ -162,7 +169,7 @@ def _load(module: ModuleType, info: PluginInfo, layer: int, rank: int, strict: b
         return
     _undo.extend(undo)
     info.backends = [s.name for s in backends]
-    info.kernels, info.gradients = len(kernels), len(grads)
+    info.kernels, info.gradients, info.gradient_sets = len(kernels), len(grads), [s.name for s in sets]
 
 
 def _collect(plugin_id: str, hook_name: str, kind: type[Any]) -> list[Any]:
@@ -178,7 +185,9 @@ def _collect(plugin_id: str, hook_name: str, kind: type[Any]) -> list[Any]:
         if not isinstance(result, Sequence) or isinstance(result, str):
             raise RegistrationError(f"{hook_name}() must return a list of {kind.__name__}, got {type(result).__name__}")
         for item in result:
-            if not isinstance(item, BackendSpec | KernelSpec | GradientSpec) or not isinstance(item, kind):
+            if not isinstance(item, BackendSpec | KernelSpec | GradientSpec | GradientSet) or not isinstance(
+                item, kind
+            ):
                 raise RegistrationError(
                     f"{hook_name}() returned a {type(item).__name__} ({item!r:.80}); expected {kind.__name__}"
                 )
@@ -186,7 +195,13 @@ def _collect(plugin_id: str, hook_name: str, kind: type[Any]) -> list[Any]:
     return specs
 
 
-def _validate(spec: BackendSpec | KernelSpec | GradientSpec) -> None:
+def _validate(spec: BackendSpec | KernelSpec | GradientSpec | GradientSet) -> None:
+    if isinstance(spec, GradientSet):
+        if not isinstance(spec.name, str) or not spec.name:
+            raise RegistrationError(f"malformed GradientSet {spec!r:.120}: needs a name")
+        if not (callable(spec.factory) or isinstance(spec.factory, str)):
+            raise RegistrationError(f"GradientSet {spec.name!r}: factory must be callable or 'module:attr'")
+        return
     names: tuple[object, ...] = (spec.name,) if isinstance(spec, BackendSpec) else (spec.kernel_name,)
     if isinstance(spec, KernelSpec):
         names += (spec.backend_name,)

@@ -13,6 +13,7 @@ from typing import Any, TypeVar, overload
 
 from tensorplug._engine import _call_kernel_hook, engine
 from tensorplug._errors import RegistrationError
+from tensorplug._overrides import active_gradient
 from tensorplug._registry import (
     LAYER_RUNTIME,
     RUNTIME,
@@ -191,8 +192,15 @@ def unregister_gradient(kernel_name: str, source: str | None = None) -> Gradient
 
 
 def get_gradient(kernel_name: str) -> GradientSpec | None:
-    """The active GradientSpec for ``kernel_name`` (its ``source`` names the distribution), or None."""
-    return gradient_registry.get(kernel_name)
+    """The gradient that applies to ``kernel_name`` here and now, or None.
+
+    Inside a ``tp.gradient_overrides`` / ``tp.use_gradients`` scope that
+    names the kernel, that override; otherwise the registry's active entry.
+    Its ``source`` names the distribution (``runtime``, or ``scope`` / the
+    set's distribution for scoped overrides); ``tp.gradient_stack`` lists
+    what it shadows.
+    """
+    return active_gradient(kernel_name)
 
 
 def gradient_stack(kernel_name: str) -> list[GradientSpec]:

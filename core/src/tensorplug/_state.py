@@ -40,9 +40,11 @@ Python-level ``__new__`` (the recording hot path)."""
 
 
 class ThreadState(threading.local):
-    """What is per thread: the recording tape (None while not recording or in no_grad)."""
+    """What is per thread: the recording tape (None while not recording or in no_grad), and the
+    gradient overrides of the enclosing scopes (kernel name -> GradientSpec, None outside any scope)."""
 
     tape: Tape | None = None
+    overrides: dict[str, Any] | None = None
 
 
 state = ThreadState()

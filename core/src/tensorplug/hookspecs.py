@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import pluggy
 
+from tensorplug._overrides import GradientSet
 from tensorplug._registry import BackendSpec, GradientSpec, KernelSpec
 
 PROJECT = "tensorplug"
@@ -35,3 +36,8 @@ def tensorplug_kernels() -> Sequence[KernelSpec]:  # type: ignore[empty-body]
 @hookspec
 def tensorplug_gradients() -> Sequence[GradientSpec]:  # type: ignore[empty-body]
     """Declare gradients; ``override=True`` marks an intended override of the core's."""
+
+
+@hookspec
+def tensorplug_gradient_sets() -> Sequence[GradientSet]:  # type: ignore[empty-body]
+    """Declare named override sets, off until enabled with ``tp.use_gradients(name)``."""

@@ -1,0 +1,164 @@
+"""Scoped gradient overrides: change how kernels recorded inside a ``with`` block are differentiated.
+
+TensorFlow.js has no way to override a gradient for one region of code
+(tfjs issue #2659; TF1 had ``gradient_override_map``). Here:
+
+- ``with tp.gradient_overrides({"Relu": my_relu_grad}): ...`` overrides the
+  gradient of every Relu *recorded* inside the block, whenever the backward
+  pass runs;
+- ``with tp.use_gradients("straight_through"): ...`` enables a named set of
+  overrides that a plugin (or user code) registered.
+
+Scopes are per thread, nest (the innermost wins for a kernel both name),
+and are undone on exit, exceptions included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from tensorplug._errors import RegistrationError
+from tensorplug._registry import (
+    LAYER_RUNTIME,
+    RUNTIME,
+    GradFunc,
+    GradientSpec,
+    LayeredRegistry,
+    gradient_registry,
+    resolve,
+)
+from tensorplug._state import state
+
+SCOPE = "scope"
+
+
+@dataclass(frozen=True)
+class GradientSet:
+    """A named set of gradient overrides, off until enabled with ``tp.use_gradients(name, **params)``.
+
+    ``factory(**params)`` returns the GradientSpecs of the set (it may be a
+    lazy ``"module:attr"`` name); ``params`` make sets such as
+    ``clip(min, max)`` possible.
+    """
+
+    name: str
+    factory: Callable[..., Sequence[GradientSpec]] | str
+    description: str = ""
+    source: str = RUNTIME
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
+gradient_set_registry: LayeredRegistry[Any] = LayeredRegistry("gradient set")
+
+
+def _as_spec(kernel_name: str, value: GradFunc | GradientSpec | str | None, source: str) -> GradientSpec:
+    if isinstance(value, GradientSpec):
+        if value.kernel_name != kernel_name:
+            raise RegistrationError(
+                f"gradient_overrides: the entry for {kernel_name!r} is a GradientSpec for {value.kernel_name!r}"
+            )
+        return replace(value, source=source)
+    if value is not None and not (callable(value) or isinstance(value, str)):
+        raise RegistrationError(
+            f"gradient_overrides: the override for {kernel_name!r} must be a gradient function, a GradientSpec "
+            f"or None (not differentiable), got {type(value).__name__}"
+        )
+    # A bare function gets the same saved tensors as the gradient it replaces (all inputs if there is none).
+    current = gradient_registry.get(kernel_name)
+    if current is not None:
+        return GradientSpec(kernel_name, value, current.inputs_to_save, current.outputs_to_save, True, source)
+    return GradientSpec(kernel_name, value, source=source, override=True)
+
+
+class gradient_overrides:  # noqa: N801 - used like a function, as tp.no_grad
+    """Context manager: kernels recorded inside it are differentiated with these gradients.
+
+    Values are gradient functions ``grad(dy, saved, attrs)`` (they get the
+    same ``saved`` as the gradient they replace), GradientSpecs, or None to
+    make a kernel not differentiable inside the scope.
+
+    >>> import tensorplug as tp
+    >>> guided = lambda dy, saved, attrs: (tp.where((saved[0] > 0) & (dy > 0), dy, tp.zeros_like(dy)),)
+    >>> x = tp.tensor([-1.0, 2.0, 3.0])
+    >>> with tp.gradient_overrides({"Relu": guided}):
+    ...     g = tp.grad(lambda x: tp.sum(tp.relu(x) * tp.tensor([1.0, -1.0, 1.0])))(x)
+    >>> g.tolist()
+    [0.0, 0.0, 1.0]
+    """
+
+    def __init__(self, overrides: Mapping[str, GradFunc | GradientSpec | str | None], *, source: str = SCOPE) -> None:
+        self.specs = {name: _as_spec(name, value, source) for name, value in overrides.items()}
+        self._saved: list[dict[str, Any] | None] = []
+
+    def __enter__(self) -> gradient_overrides:
+        outer = state.overrides
+        self._saved.append(outer)
+        state.overrides = {**outer, **self.specs} if outer else dict(self.specs)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        state.overrides = self._saved.pop()
+
+
+def use_gradients(name: str, **params: Any) -> gradient_overrides:
+    """Enable the named override set ``name`` (with ``params``) inside a ``with`` block.
+
+    ``tp.gradient_sets()`` lists the sets installed plugins provide (for
+    example ``straight_through``, ``guided_backprop`` and ``clip`` from
+    tensorplug-grads-extra); ``tp.register_gradient_set`` adds your own.
+    """
+    gset = gradient_set_registry.get(name)
+    if gset is None:
+        known = sorted(s.name for s in gradient_set_registry)
+        hint = (
+            f"known sets: {', '.join(known)}" if known else "no set is registered (pip install tensorplug-grads-extra)"
+        )
+        raise RegistrationError(f"use_gradients({name!r}): no gradient set of that name; {hint}")
+    factory = resolve(gset.factory, f"gradient set {name!r}")
+    try:
+        specs = list(factory(**params))
+    except TypeError as exc:
+        raise RegistrationError(f"use_gradients({name!r}, ...): bad parameters for this set: {exc}") from exc
+    source = f"{gset.source} ({name})"
+    return gradient_overrides({s.kernel_name: s for s in specs}, source=source)
+
+
+def register_gradient_set(
+    name: str,
+    factory: Callable[..., Sequence[GradientSpec]] | str,
+    description: str = "",
+    *,
+    override: bool = False,
+) -> None:
+    """Register a named override set for :func:`use_gradients` from user code."""
+    current = gradient_set_registry.get(name)
+    if current is not None and not override:
+        raise RegistrationError(
+            f"gradient set {name!r} is already registered by {current.source}; pass override=True to shadow it"
+        )
+    gradient_set_registry.add(GradientSet(name, factory, description, RUNTIME), LAYER_RUNTIME)
+
+
+def unregister_gradient_set(name: str, source: str | None = None) -> GradientSet:
+    """Remove the active set named ``name`` (or the topmost from ``source``); a shadowed one comes back."""
+    removed: GradientSet = gradient_set_registry.pop(name, source)
+    return removed
+
+
+def gradient_sets() -> list[GradientSet]:
+    """The active gradient set of every name, sorted by name."""
+    return sorted(gradient_set_registry, key=lambda s: s.name)
+
+
+def active_gradient(kernel_name: str) -> GradientSpec | None:
+    """The gradient that applies to ``kernel_name`` recorded now in this thread (scopes first)."""
+    overrides = state.overrides
+    if overrides is not None and kernel_name in overrides:
+        spec: GradientSpec = overrides[kernel_name]
+        return spec
+    return gradient_registry.get(kernel_name)
