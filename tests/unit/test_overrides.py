@@ -43,7 +43,7 @@ def test_override_applies_only_to_kernels_recorded_inside_the_scope() -> None:
 
 def test_scopes_nest_and_are_undone_on_exceptions() -> None:
     x = tp.tensor(X)
-    tripled = lambda dy, saved, attrs: (tp.where(saved[0] > 0, dy * 3.0, tp.zeros_like(dy)),)  # noqa: E731
+    tripled = lambda dy, saved, attrs: (tp.where(saved[0] > 0, dy * 3.0, tp.zeros_like(dy)),)
     with tp.gradient_overrides({"Relu": doubled_relu}):
         with tp.gradient_overrides({"Relu": tripled}):
             assert tp.grad(relu_sum)(x).tolist() == [0.0, 3.0, 3.0]
