@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import nox
 
-nox.options.sessions = ["lint", "typecheck", "tests", "core_only", "plugins", "tests_torch", "tests_all"]
+nox.options.sessions = ["lint", "typecheck", "tests", "core_only", "plugins", "tests_torch", "tests_all", "grads_extra"]
 nox.options.reuse_existing_virtualenvs = False
 nox.options.error_on_missing_interpreters = True
 
 CORE = "./core"
 NUMPY = "./plugins/backend-numpy"
 TORCH = "./plugins/backend-torch"
+GRADS_EXTRA = "./plugins/grads-extra"
 # torch must be exactly the version whose CPU build lies on CI's disk; an unpinned torch would fetch a CUDA build.
 CONSTRAINTS = ["-c", ".ci/constraints.txt"]
 FIXTURES = [
@@ -67,6 +68,19 @@ def tests_all(session: nox.Session) -> None:
 
 
 @nox.session
+def grads_extra(session: nox.Session) -> None:
+    """tensorplug-grads-extra really installed (its overrides apply), then uninstalled (they are gone).
+
+    It changes gradients on purpose (singularities, not-differentiable kernels), so it is kept out of
+    tests_all, whose conformance suite checks the core's own gradients.
+    """
+    session.install(CORE, NUMPY, GRADS_EXTRA, *PYTEST)
+    session.run("pytest", "tests/grads_extra/installed", *session.posargs)
+    session.run("python", "-m", "pip", "uninstall", "--yes", "tensorplug-grads-extra")
+    session.run("pytest", "tests/grads_extra/uninstalled", *session.posargs)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """ruff check and format check over every distribution, the tests and the tools."""
     session.install("ruff>=0.6")
@@ -78,11 +92,12 @@ def lint(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     """mypy --strict over the core and the NumPy backend."""
     session.install(*CONSTRAINTS, "torch==2.13.0")
-    session.install(*CONSTRAINTS, "mypy>=1.10", CORE, NUMPY, TORCH)
+    session.install(*CONSTRAINTS, "mypy>=1.10", CORE, NUMPY, TORCH, GRADS_EXTRA)
     session.run(
         "mypy",
         "--strict",
         "core/src/tensorplug",
         "plugins/backend-numpy/src/tensorplug_numpy",
         "plugins/backend-torch/src/tensorplug_torch",
+        "plugins/grads-extra/src/tensorplug_grads_extra",
     )
