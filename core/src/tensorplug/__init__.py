@@ -32,6 +32,7 @@ from tensorplug._engine import (
 from tensorplug._errors import (
     BackendError,
     DTypeError,
+    FallbackWarning,
     GradientError,
     KernelError,
     KernelNotFoundError,
@@ -102,6 +103,7 @@ __all__ = [
     "CoverageRow",
     "DType",
     "DTypeError",
+    "FallbackWarning",
     "GradientError",
     "GradientSet",
     "GradientSpec",

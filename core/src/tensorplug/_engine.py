@@ -5,6 +5,12 @@ the kernel up in the active backend's dispatch table (a plain dict rebuilt
 lazily from the kernel registry), unwraps inputs to raw storage (moving
 tensors that live on another backend), calls the kernel, wraps the outputs,
 and records the call on the tape when a watched tensor took part.
+
+A kernel the active backend lacks is found in the slow path,
+``Engine.resolve_kernel``: when the backend declares a fallback backend
+that has it, the table gets a small wrapper kernel that moves the inputs
+there, runs the fallback's kernel and moves the results back, so
+``run_kernel`` itself never knows about fallbacks.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from typing import Any, Protocol
 from tensorplug._backend import Backend
 from tensorplug._errors import (
     BackendError,
+    FallbackWarning,
     KernelError,
     KernelNotFoundError,
     NoBackendError,
@@ -54,6 +61,8 @@ class Engine:
         self.active: Backend | None = None
         self.table: dict[str, KernelFunc] = {}
         self.tables: dict[str, dict[str, KernelFunc]] = {}
+        self.fallback_tables: set[str] = set()  # backends whose table holds a fallback wrapper
+        self.fallback_warned: set[tuple[str, str]] = set()  # (kernel, backend) pairs already warned about
         self.lock = threading.RLock()
         kernel_registry.on_change(self._kernel_changed)
 
@@ -67,18 +76,44 @@ class Engine:
                     f"register_backend({spec.name!r}): a backend of that name is already registered "
                     f"by {old.source}; pass override=True to replace it"
                 )
+            self._check_fallback(spec)
             if old is not None:
                 self.dispose(spec.name)
             self.specs[spec.name] = spec
             self.failures.pop(spec.name, None)
             self.priorities.pop(spec.name, None)
+            self._forget_fallbacks()
+
+    def _check_fallback(self, spec: BackendSpec) -> None:
+        """Refuse a fallback that is not a backend name or that closes a cycle (the fallback may come later)."""
+        if spec.fallback is None:
+            return
+        if not isinstance(spec.fallback, str) or not spec.fallback:
+            raise RegistrationError(
+                f"register_backend({spec.name!r}): fallback must be a backend name or None, not {spec.fallback!r}"
+            )
+        chain = [spec.name]
+        current: str | None = spec.fallback
+        while current is not None:
+            looped = current in chain
+            chain.append(current)
+            if looped:
+                raise RegistrationError(
+                    f"register_backend({spec.name!r}, fallback={spec.fallback!r}): the fallbacks would form a cycle "
+                    f"({' -> '.join(chain)}); a backend's fallback chain must end in a backend with no fallback"
+                )
+            following = self.specs.get(current)
+            current = None if following is None else following.fallback  # an unknown name is checked when used
 
     def remove_backend(self, name: str) -> BackendSpec:
         with self.lock:
             if name not in self.specs:
                 raise BackendError(f"remove_backend({name!r}): no such backend; registered: {self.names()}")
             self.dispose(name)
-            return self.specs.pop(name)
+            self.fallback_warned = {key for key in self.fallback_warned if key[1] != name}
+            spec = self.specs.pop(name)
+            self._forget_fallbacks()
+            return spec
 
     def priority(self, name: str) -> int:
         """The priority of backend ``name``, asking its priority function once if it has one."""
@@ -144,6 +179,7 @@ class Engine:
                 if kspec.backend_name == name and kspec.dispose is not None:
                     _call_kernel_hook(kspec, "dispose", backend)
             self.tables.pop(name, None)
+            self._forget_fallbacks()  # their wrappers may hold this instance
             backend.dispose()
 
     def activate(self, name: str, options: Mapping[str, Any] | None = None) -> Backend:
@@ -175,18 +211,32 @@ class Engine:
 
     def _kernel_changed(self, key: Hashable) -> None:
         assert isinstance(key, tuple)
-        backend_name = key[1]
         with self.lock:
-            fresh: dict[str, KernelFunc] = {}
-            self.tables[backend_name] = fresh
-            if self.active is not None and self.active.name == backend_name:
-                self.table = fresh
+            self._reset_table(key[1])
+            self._forget_fallbacks()  # a fallback wrapper may hold the kernel that changed
+
+    def _reset_table(self, backend_name: str) -> None:
+        fresh: dict[str, KernelFunc] = {}
+        self.tables[backend_name] = fresh
+        if self.active is not None and self.active.name == backend_name:
+            self.table = fresh
+
+    def _forget_fallbacks(self) -> None:
+        """Empty the tables holding fallback wrappers; they are made again, from the registries, when next used."""
+        with self.lock:
+            for backend_name in self.fallback_tables:
+                self._reset_table(backend_name)
+            self.fallback_tables.clear()
 
     def resolve_kernel(self, name: str, backend: Backend) -> KernelFunc:
-        """Slow path of dispatch: find the active kernel spec, import it if lazy, cache it."""
+        """Slow path of dispatch: find the active kernel spec, import it if lazy, cache it.
+
+        A kernel the backend lacks resolves to a wrapper that runs it on the
+        backend's fallback (see :meth:`fallback_kernel`), cached the same way.
+        """
         spec = kernel_registry.get((name, backend.name))
         if spec is None:
-            raise KernelNotFoundError(missing_kernel_message(name, backend.name))
+            return self.fallback_kernel(name, backend)
         try:
             fn: KernelFunc = resolve(spec.kernel, f"kernel {name!r} for backend {backend.name!r} (from {spec.source})")
         except TensorplugError:
@@ -199,6 +249,61 @@ class Engine:
         with self.lock:
             self.tables.setdefault(backend.name, {})[name] = fn
         return fn
+
+    def fallback_kernel(self, name: str, backend: Backend) -> FallbackKernel:
+        """A kernel of ``backend`` that runs kernel ``name`` on the first backend of its fallback chain having it.
+
+        Raises KernelNotFoundError when no backend of the chain has it, and
+        BackendError when the chain names an unknown backend or loops.
+        """
+        with self.lock:
+            target_name = self._fallback_with(name, backend.name)
+            if target_name is None:
+                raise KernelNotFoundError(missing_kernel_message(name, backend.name))
+            try:
+                target = self.initialize(target_name)
+            except BackendError as exc:
+                raise BackendError(
+                    f"backend {backend.name!r} has no kernel {name!r}, and its fallback backend {target_name!r} "
+                    f"failed to initialise: {exc}"
+                ) from exc
+            fn = self.tables.get(target_name, {}).get(name)
+            if fn is None:
+                fn = self.resolve_kernel(name, target)
+            wrapper = FallbackKernel(name, fn, backend, target)
+            self.tables.setdefault(backend.name, {})[name] = wrapper
+            self.fallback_tables.add(backend.name)
+            if (name, backend.name) not in self.fallback_warned:
+                self.fallback_warned.add((name, backend.name))
+                warn(
+                    f"backend {backend.name!r} has no kernel {name!r}; it runs on the fallback backend "
+                    f"{target_name!r}, with the data moved there and the results moved back. Register the kernel "
+                    f"(tp.register_kernel({name!r}, {backend.name!r}, fn)) to run it natively, or silence this with "
+                    'warnings.filterwarnings("ignore", category=tp.FallbackWarning)',
+                    FallbackWarning,
+                    stacklevel=6,
+                )
+            return wrapper
+
+    def _fallback_with(self, name: str, backend_name: str) -> str | None:
+        """The first backend of ``backend_name``'s fallback chain that has kernel ``name`` (None if none has)."""
+        chain = [backend_name]
+        current = self.specs[backend_name].fallback if backend_name in self.specs else None
+        while current is not None:
+            if current in chain:
+                raise BackendError(f"the fallbacks of backend {backend_name!r} form a cycle: {' -> '.join(chain)}")
+            spec = self.specs.get(current)
+            if spec is None:
+                raise BackendError(
+                    f"backend {chain[-1]!r} has no kernel {name!r} and falls back to {current!r}, which is not a "
+                    f"registered backend (registered: {', '.join(self.names())}); install or register it, or "
+                    "register the kernel"
+                )
+            chain.append(current)
+            if kernel_registry.get((name, current)) is not None:
+                return current
+            current = spec.fallback
+        return None
 
     def move(self, t: Tensor, target: Backend) -> None:
         """Move ``t``'s storage to ``target`` in place (as TensorFlow.js does on a backend switch)."""
@@ -220,16 +325,65 @@ def _call_kernel_hook(spec: KernelSpec, which: str, backend: Backend) -> None:
 
 
 def missing_kernel_message(name: str, backend_name: str) -> str:
-    having = [s for s in kernel_registry if s.kernel_name == name]
-    if having:
-        where = ", ".join(f"{s.backend_name} (from {s.source})" for s in having)
-        hint = f"Backends that have it: {where}; switch with tp.set_backend(...)"
-    else:
-        hint = "No backend has it"
-    return (
-        f"No kernel {name!r} is registered for backend {backend_name!r}. {hint}, "
-        f"or register one with tp.register_kernel({name!r}, {backend_name!r}, fn)."
+    """Which kernel is missing where, which backends have it and the distribution that provides each, and what to do."""
+    fallbacks = []
+    spec = engine.specs.get(backend_name)
+    while spec is not None and spec.fallback is not None and spec.fallback not in fallbacks:
+        fallbacks.append(spec.fallback)
+        spec = engine.specs.get(spec.fallback)
+    nor = f" (nor for its fallback chain: {' -> '.join(fallbacks)})" if fallbacks else ""
+    rank = {b: i for i, b in enumerate(engine.names())}  # the highest-priority backend first: the one to suggest
+    having = sorted(
+        (s for s in kernel_registry if s.kernel_name == name),
+        key=lambda s: (rank.get(s.backend_name, len(rank)), s.backend_name),
     )
+    if having:
+        where = ", ".join(f"{s.backend_name} ({_provided_by(s.source)})" for s in having)
+        hint = (
+            f"Backends that have it: {where}. Switch with tp.set_backend({having[0].backend_name!r}), "
+            f"register one with tp.register_kernel({name!r}, {backend_name!r}, fn), or let {backend_name!r} fall "
+            f"back to a backend that has it (tp.register_backend(..., fallback={having[0].backend_name!r}))."
+        )
+    else:
+        hint = f"No backend has it; register one with tp.register_kernel({name!r}, {backend_name!r}, fn)."
+    return f"No kernel {name!r} is registered for backend {backend_name!r}{nor}. {hint}"
+
+
+def _provided_by(source: str) -> str:
+    return "registered at runtime" if source == RUNTIME else f"from {source}"
+
+
+class FallbackKernel:
+    """A kernel of backend ``home`` that runs ``fn``, a kernel of ``target``, on inputs moved there; results move back.
+
+    This is what a missing kernel resolves to when ``home`` declares a fallback:
+    it sits in ``home``'s dispatch table like any kernel, so the tape records the
+    call as usual and gradients (written with ops) dispatch on ``home`` again.
+    """
+
+    __slots__ = ("fn", "home", "name", "target")
+
+    def __init__(self, name: str, fn: KernelFunc, home: Backend, target: Backend) -> None:
+        self.name = name
+        self.fn = fn
+        self.home = home
+        self.target = target
+
+    def __call__(self, inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        home, target = self.home, self.target
+        moved: dict[str, Any] = {}
+        for key, raw in inputs.items():
+            if isinstance(raw, list | tuple):
+                moved[key] = [target.move_from(r, home) for r in raw]
+            else:
+                moved[key] = target.move_from(raw, home)
+        out = self.fn(moved, attrs, target)
+        if type(out) is tuple or type(out) is list:
+            return tuple(home.move_from(o, target) for o in out)
+        return home.move_from(out, target)
+
+    def __repr__(self) -> str:
+        return f"<FallbackKernel {self.name!r} of backend {self.home.name!r}, run on {self.target.name!r}>"
 
 
 engine = Engine()
@@ -361,8 +515,12 @@ def _failure_message(
             parts.append(f"{key}=[{', '.join(describe(u) for u in t)}]")
         else:
             parts.append(f"{key}={describe(t)}")
+    fn = engine.tables.get(backend.name, {}).get(name)
+    where = repr(backend.name)
+    if isinstance(fn, FallbackKernel):
+        where += f" (run on its fallback backend {fn.target.name!r})"
     return (
-        f"kernel {name!r} on backend {backend.name!r} failed for inputs {', '.join(parts) or '(none)'} "
+        f"kernel {name!r} on backend {where} failed for inputs {', '.join(parts) or '(none)'} "
         f"and attrs {attrs!r}: {type(exc).__name__}: {exc}"
     )
 
@@ -376,13 +534,17 @@ def register_backend(
     priority: int | Callable[[], int] | str = 0,
     *,
     override: bool = False,
+    fallback: str | None = None,
 ) -> None:
     """Register a backend factory (a callable, or a lazy ``"module:attr"`` name) under ``name``.
 
     The factory runs when the backend is first used. Among registered
     backends the default is the highest-priority one whose factory succeeds.
+    With ``fallback`` (another backend's name), a kernel this backend lacks
+    runs on that backend instead, its inputs moved there and its results
+    moved back, with one ``tp.FallbackWarning`` per kernel.
     """
-    engine.add_backend(BackendSpec(name, factory, priority, RUNTIME), override=override)
+    engine.add_backend(BackendSpec(name, factory, priority, RUNTIME, fallback), override=override)
 
 
 def remove_backend(name: str) -> None:

@@ -53,6 +53,14 @@ class PluginWarning(UserWarning):
     """A plugin failed to load, or two plugins registered the same key."""
 
 
+class FallbackWarning(UserWarning):
+    """A kernel the active backend lacks ran on its fallback backend (said once per kernel and backend).
+
+    Silence it with ``warnings.filterwarnings("ignore", category=tp.FallbackWarning)``, or
+    register the kernel for the backend.
+    """
+
+
 def warn(message: str, category: type[Warning] = PluginWarning, stacklevel: int = 3) -> None:
     """Issue a tensorplug warning (one place, so tests can filter on it)."""
     warnings.warn(message, category, stacklevel=stacklevel)

@@ -54,12 +54,16 @@ class BackendSpec:
     function (or ``"module:attr"``) returning an int, asked once when the
     backends are first ranked; it must not import the backend's library
     (a torch backend asks whether a CUDA device is present, say).
+    ``fallback`` names another backend that runs the kernels this one
+    lacks, with the data moved there and the results moved back (a partial
+    backend); each kernel that falls back warns once (``FallbackWarning``).
     """
 
     name: str
     factory: Callable[..., Any] | str
     priority: int | Callable[[], int] | str = 0
     source: str = RUNTIME
+    fallback: str | None = None
 
 
 @dataclass(frozen=True)
