@@ -1,0 +1,69 @@
+"""tensorplug's conformance suite (values, dtypes, errors, second-order gradients) on the array_api backend.
+
+Kernels the backend lacks run on its fallback, numpy; a case that fails is a
+known gap only when it is listed in KNOWN_GAPS with its reason (and in the
+README), marked xfail(strict=True) so that fixing it is noticed.
+"""
+
+from __future__ import annotations
+
+import pytest
+import tensorplug as tp
+from tensorplug import kernel_names as K
+from tensorplug.testing import all_cases, run_case
+
+from tensorplug_array_api.plugin import BACKEND, KERNELS
+
+# The kernels that run on the fallback: the array API standard has no function to build them from cleanly.
+FALLBACK_KERNELS = {
+    K.ERF,
+    K.EINSUM,
+    K.SCATTER_ND,
+    K.UNSORTED_SEGMENT_SUM,
+    K.CONV2D,
+    K.CONV2D_BACKPROP_INPUT,
+    K.CONV2D_BACKPROP_FILTER,
+    K.MAX_POOL,
+    K.MAX_POOL_GRAD,
+    K.AVG_POOL,
+    K.AVG_POOL_GRAD,
+    K.RANDOM_UNIFORM,
+    K.RANDOM_NORMAL,
+}
+
+# case id -> why it fails on this backend (keep the README's "Known gaps" in step). None at present.
+KNOWN_GAPS: dict[str, str] = {}
+
+CASES = all_cases()
+
+
+def _param(case: tp.testing.Case) -> object:
+    reason = KNOWN_GAPS.get(case.id)
+    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+    return pytest.param(case, id=case.id, marks=marks)
+
+
+@pytest.mark.filterwarnings("ignore::tensorplug.FallbackWarning")
+@pytest.mark.parametrize("case", [_param(c) for c in CASES])
+def test_conformance_case(case: tp.testing.Case) -> None:
+    run_case(case)
+    assert tp.get_backend() == BACKEND
+
+
+def test_known_gaps_name_real_cases() -> None:
+    assert sorted(set(KNOWN_GAPS) - {c.id for c in CASES}) == []
+
+
+def test_native_kernels_are_the_catalogue_less_the_fallback_ones() -> None:
+    native = {spec.kernel_name for spec in tp.kernels_for_backend(BACKEND)}
+    assert native == set(KERNELS)
+    assert native | FALLBACK_KERNELS == set(K.CATALOGUE)
+    assert native & FALLBACK_KERNELS == set()
+    assert all(spec.source == "tensorplug-array-api" for spec in tp.kernels_for_backend(BACKEND))
+
+
+def test_every_kernel_reference_resolves() -> None:
+    from tensorplug._registry import resolve
+
+    for spec in tp.kernels_for_backend(BACKEND):
+        assert callable(resolve(spec.kernel, spec.kernel_name)), spec.kernel_name
