@@ -11,7 +11,17 @@ from __future__ import annotations
 
 import nox
 
-nox.options.sessions = ["lint", "typecheck", "tests", "core_only", "plugins", "tests_torch", "tests_all", "grads_extra"]
+nox.options.sessions = [
+    "lint",
+    "typecheck",
+    "tests",
+    "core_only",
+    "plugins",
+    "tests_torch",
+    "tests_all",
+    "grads_extra",
+    "array_api",
+]
 nox.options.reuse_existing_virtualenvs = False
 nox.options.error_on_missing_interpreters = True
 
@@ -19,6 +29,7 @@ CORE = "./core"
 NUMPY = "./plugins/backend-numpy"
 TORCH = "./plugins/backend-torch"
 GRADS_EXTRA = "./plugins/grads-extra"
+ARRAY_API = "./examples/array-api-backend"
 # torch must be exactly the version whose CPU build lies on CI's disk; an unpinned torch would fetch a CUDA build.
 CONSTRAINTS = ["-c", ".ci/constraints.txt"]
 FIXTURES = [
@@ -81,6 +92,13 @@ def grads_extra(session: nox.Session) -> None:
 
 
 @nox.session
+def array_api(session: nox.Session) -> None:
+    """The worked external backend over array_api_strict (numpy as its fallback): the conformance suite, its README."""
+    session.install(CORE, NUMPY, ARRAY_API, "array-api-strict>=2.3", *PYTEST)
+    session.run("pytest", "examples/array-api-backend/tests", *session.posargs)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """ruff check and format check over every distribution, the tests and the tools."""
     session.install("ruff>=0.6")
@@ -92,7 +110,7 @@ def lint(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     """mypy --strict over the core and the NumPy backend."""
     session.install(*CONSTRAINTS, "torch==2.13.0")
-    session.install(*CONSTRAINTS, "mypy>=1.10", CORE, NUMPY, TORCH, GRADS_EXTRA)
+    session.install(*CONSTRAINTS, "mypy>=1.10", CORE, NUMPY, TORCH, GRADS_EXTRA, ARRAY_API)
     session.run(
         "mypy",
         "--strict",
@@ -100,4 +118,5 @@ def typecheck(session: nox.Session) -> None:
         "plugins/backend-numpy/src/tensorplug_numpy",
         "plugins/backend-torch/src/tensorplug_torch",
         "plugins/grads-extra/src/tensorplug_grads_extra",
+        "examples/array-api-backend/src/tensorplug_array_api",
     )
