@@ -356,3 +356,14 @@ def test_missing_kernel_error_with_a_fallback_that_lacks_it_too(box: BoxBackend)
         "No kernel 'NoSuchKernel' is registered for backend 'box' (nor for its fallback chain: numpy). "
         "No backend has it; register one with tp.register_kernel('NoSuchKernel', 'box', fn)."
     )
+
+
+def test_coverage_lists_what_runs_through_the_fallback(box: BoxBackend) -> None:
+    listing = tp.coverage()
+    row = next(r for r in listing.rows if r.kernel == "Add")
+    assert row.backends["box"] == "runtime"
+    exp = next(r for r in listing.rows if r.kernel == "Exp")
+    assert exp.backends["box"] == "fallback:numpy"
+    assert listing.missing_for("box") == []
+    assert len(listing.fallback_for("box")) == len(listing.rows) - listing.kernels_for("box")
+    assert "box: 3 + " in listing.summary()

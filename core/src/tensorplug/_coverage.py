@@ -19,7 +19,7 @@ class CoverageRow:
     """One kernel: which distribution provides it on each backend, and its gradient."""
 
     kernel: str
-    backends: dict[str, str | None]  # backend name -> distribution providing the kernel, or None
+    backends: dict[str, str | None]  # backend -> distribution providing the kernel, "fallback:<backend>", or None
     gradient: str | None  # distribution providing the gradient, or None when there is none
     differentiable: bool | None  # True: has a gradient; False: declared not differentiable; None: no entry
     shadows: tuple[str, ...] = ()  # distributions whose gradient the active one shadows
@@ -33,10 +33,16 @@ class Coverage:
     rows: tuple[CoverageRow, ...]
 
     def kernels_for(self, backend: str) -> int:
-        return sum(1 for row in self.rows if row.backends.get(backend))
+        """Kernels the backend registers itself."""
+        return sum(1 for row in self.rows if (row.backends.get(backend) or "fallback:").split(":")[0] != "fallback")
 
     def missing_for(self, backend: str) -> list[str]:
+        """Kernels the backend can not run at all (neither its own nor through its fallback)."""
         return [row.kernel for row in self.rows if not row.backends.get(backend)]
+
+    def fallback_for(self, backend: str) -> list[str]:
+        """Kernels the backend runs through its fallback backend."""
+        return [row.kernel for row in self.rows if (row.backends.get(backend) or "").startswith("fallback:")]
 
     @property
     def gradients(self) -> int:
@@ -47,7 +53,11 @@ class Coverage:
         return sum(1 for row in self.rows if row.differentiable is False)
 
     def summary(self) -> str:
-        per_backend = ", ".join(f"{b}: {self.kernels_for(b)}" for b in self.backends)
+        per_backend = ", ".join(
+            f"{b}: {self.kernels_for(b)}"
+            + (f" + {len(self.fallback_for(b))} by fallback" if self.fallback_for(b) else "")
+            for b in self.backends
+        )
         return (
             f"{len(self.rows)} kernels ({per_backend}); {self.gradients} with a gradient, "
             f"{self.not_differentiable} declared not differentiable, "
@@ -78,6 +88,18 @@ class Coverage:
         return self.table()
 
 
+def _through_fallback(kernel: str, backend: str) -> str | None:
+    """``"fallback:<name>"`` when the backend's fallback chain reaches a backend with the kernel."""
+    seen = {backend}
+    spec = engine.specs.get(backend)
+    while spec is not None and spec.fallback is not None and spec.fallback not in seen:
+        seen.add(spec.fallback)
+        if kernel_registry.get((kernel, spec.fallback)) is not None:
+            return f"fallback:{spec.fallback}"
+        spec = engine.specs.get(spec.fallback)
+    return None
+
+
 def coverage() -> Coverage:
     """Every kernel (the catalogue plus anything registered) x every registered backend, with gradients.
 
@@ -96,7 +118,7 @@ def coverage() -> Coverage:
         providers: dict[str, str | None] = {}
         for backend in backends:
             spec = kernel_registry.get((name, backend))
-            providers[backend] = spec.source if spec is not None else None
+            providers[backend] = spec.source if spec is not None else _through_fallback(name, backend)
         stack = gradient_registry.stack(name)
         active = active_gradient(name)  # a scoped override first, in this thread
         if active is None:
