@@ -1,0 +1,283 @@
+"""The conformance suite as a pytest plugin: ``pytest --tensorplug-backend NAME`` in any project.
+
+Registered through the ``pytest11`` entry point, so pytest loads it
+wherever tensorplug is installed; it then only adds two options. Given
+``--tensorplug-backend NAME``, it adds one test item per conformance case
+(value checks, and the second-order gradient check of ``grad=True`` cases)
+run on that installed backend, whatever the directory and with no test file
+of yours, and ends the run with a coverage summary::
+
+    tensorplug conformance (numpy): 1322 passed, 0 failed, 0 missing kernels, 145 gradient checks
+
+A case whose kernel the backend does not register is skipped and reported
+as a missing kernel, as is a case that needs another kernel the backend
+lacks (a gradient check needs Cast, Sum and Multiply, say);
+``--tensorplug-strict`` turns those into failures. Select cases as usual,
+with ``-k`` (``-k "Add and not grad"``). ``-p no:tensorplug`` disables the
+plugin altogether.
+
+tensorplug itself is imported only when the option is used: the hooks that
+collect and summarise are registered by :func:`pytest_configure` then.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Generator, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import pytest
+
+if TYPE_CHECKING:
+    from tensorplug.testing import Case
+
+# Keys of the user_properties our items record: they travel with every report (pytest-xdist included).
+_KERNEL = "tensorplug_kernel"
+_MISSING = "tensorplug_missing_kernel"  # the case's own kernel is not registered
+_NEEDS = "tensorplug_needs_kernel"  # the case needs another kernel that is not registered
+_GRADIENT_CHECK = "tensorplug_gradient_check"
+
+_NOT_REGISTERED = re.compile(r"kernel '([^']+)'")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("tensorplug", "tensorplug conformance suite")
+    group.addoption(
+        "--tensorplug-backend",
+        metavar="NAME",
+        default=None,
+        help="run tensorplug's conformance suite (values and gradient checks) on the installed backend NAME",
+    )
+    group.addoption(
+        "--tensorplug-strict",
+        action="store_true",
+        default=False,
+        help="with --tensorplug-backend: a kernel the backend does not register fails instead of being skipped",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    backend = config.getoption("tensorplug_backend")
+    strict = bool(config.getoption("tensorplug_strict"))
+    if backend is None:
+        if strict:
+            raise pytest.UsageError("--tensorplug-strict needs --tensorplug-backend NAME")
+        return
+    _check_backend(backend)
+    config.pluginmanager.register(ConformanceRun(backend, strict), "tensorplug-conformance")
+
+
+def _check_backend(name: str) -> None:
+    """Raise a usage error unless ``name`` is an installed backend that initialises."""
+    import tensorplug as tp
+
+    installed = tp.list_backends()
+    if name not in installed:
+        listed = ", ".join(installed) if installed else "none (install one, e.g. `pip install tensorplug-numpy`)"
+        raise pytest.UsageError(f"--tensorplug-backend {name!r}: no such backend is installed; installed: {listed}")
+    try:
+        tp.backend(name)
+    except tp.BackendError as exc:
+        raise pytest.UsageError(f"--tensorplug-backend {name!r}: {exc}") from exc
+
+
+class ConformanceRun:
+    """The plugin object for one ``--tensorplug-backend`` run: adds the items, tallies their reports, summarises."""
+
+    def __init__(self, backend: str, strict: bool) -> None:
+        self.backend = backend
+        self.strict = strict
+        self.outcomes: dict[str, str] = {}  # nodeid -> "passed" / "failed" / "skipped"
+        self.properties: dict[str, list[tuple[str, object]]] = {}
+
+    @pytest.hookimpl(tryfirst=True)  # before -k / -m / --deselect, so they select among our items too
+    def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
+        suite = ConformanceSuite.from_parent(
+            session,
+            name=f"tensorplug-conformance[{self.backend}]",
+            nodeid=f"tensorplug-conformance[{self.backend}]",
+            backend=self.backend,
+            strict=self.strict,
+        )
+        collected = list(suite.collect())
+        # Report the suite as collected, so that pytest's counts (collected, deselected) include its items.
+        report = pytest.CollectReport(suite.nodeid, "passed", None, [*collected])
+        session.ihook.pytest_collectreport(report=report)
+        items.extend(collected)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if isinstance(item, ConformanceItem) and report.skipped and isinstance(report.longrepr, tuple):
+            # Report a skip at the suite ("tensorplug-conformance[numpy]: kernel Abs not registered ..."), as
+            # skip marks are, rather than at the line of this module that skips; pytest prints no line for None.
+            report.longrepr = (item.location[0], None, report.longrepr[2])  # type: ignore[assignment]
+        return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if not any(key == _KERNEL for key, _ in report.user_properties):
+            return
+        # A case's outcome is its call's, or a setup's skip; any failing phase makes it failed.
+        if (report.when == "call" or not report.passed) and self.outcomes.get(report.nodeid) != "failed":
+            self.outcomes[report.nodeid] = report.outcome
+        self.properties[report.nodeid] = list(report.user_properties)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.outcomes:  # --collect-only, or every case deselected
+            return
+        for line in self.summary():
+            terminalreporter.write_line(line)
+
+    def summary(self) -> list[str]:
+        """The coverage summary: a headline of counts, then what is missing or failing, kernel by kernel."""
+        from tensorplug import kernel_names
+
+        counts = {"passed": 0, "failed": 0, "skipped": 0}
+        status: dict[str, set[str]] = {}  # kernel -> outcomes of its cases, with "missing" if it is not registered
+        missing: set[str] = set()  # every missing kernel met: the kernels under test and those their cases need
+        blocked: list[str] = []  # cases of a registered kernel that need a missing one: "Add-grad (needs Sum)"
+        gradient_checks = 0
+        for nodeid, outcome in self.outcomes.items():
+            counts[outcome] += 1
+            props = self.properties[nodeid]
+            kernel = str(next(value for key, value in props if key == _KERNEL))
+            outcomes = status.setdefault(kernel, set())
+            outcomes.add(outcome)
+            for key, value in props:
+                if key == _MISSING:
+                    missing.add(str(value))
+                    outcomes.add("missing")
+                elif key == _NEEDS:
+                    missing.add(str(value))
+                    if kernel in kernel_names.CATALOGUE:
+                        blocked.append(f"{nodeid.rpartition('::')[2]} (needs {value})")
+                elif key == _GRADIENT_CHECK and outcome == "passed":
+                    gradient_checks += 1
+        skipped = f"{counts['skipped']} skipped, " if counts["skipped"] else ""
+        lines = [
+            f"tensorplug conformance ({self.backend}): {counts['passed']} passed, {counts['failed']} failed, "
+            f"{skipped}{_count(len(missing), 'missing kernel')}, {_count(gradient_checks, 'gradient check')}"
+        ]
+        kernels = {k: s for k, s in status.items() if k in kernel_names.CATALOGUE}
+        absent = sorted(k for k, s in kernels.items() if "missing" in s)
+        failing = sorted(k for k, s in kernels.items() if "missing" not in s and "failed" in s)
+        passing = sorted(k for k, s in kernels.items() if "passed" in s and not s & {"missing", "failed"})
+        untested = sorted(k for k, s in kernels.items() if s == {"skipped"})
+        tally = f"  kernels: {len(passing)} passing, {len(failing)} failing, {len(absent)} missing"
+        lines.append(tally + (f", {len(untested)} untested (every case needs a missing kernel)" if untested else ""))
+        lines += _listing("failing kernels", failing)
+        lines += _listing("missing kernels", sorted(missing))
+        lines += _listing("untested kernels", untested)
+        lines += _listing("cases of registered kernels that need a missing kernel", sorted(blocked))
+        if missing and not self.strict:
+            lines.append("  (missing kernels are skipped, not failed; --tensorplug-strict fails them)")
+        return lines
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _listing(title: str, names: list[str]) -> list[str]:
+    if not names:
+        return []
+    text = f"{title} ({len(names)}): {', '.join(names)}"
+    return textwrap.wrap(text, width=110, initial_indent="  ", subsequent_indent="      ", break_on_hyphens=False)
+
+
+class ConformanceSuite(pytest.Collector):
+    """Every case of :func:`tensorplug.testing.all_cases` as an item, on one backend."""
+
+    def __init__(self, *, backend: str, strict: bool, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.backend = backend
+        self.strict = strict
+
+    def collect(self) -> Iterable[pytest.Item]:
+        from tensorplug.testing import all_cases
+
+        return [
+            ConformanceItem.from_parent(self, name=case.id, case=case, backend=self.backend, strict=self.strict)
+            for case in all_cases()
+        ]
+
+
+class ConformanceItem(pytest.Item):
+    """One conformance case on one backend: its values, then (for ``grad=True`` cases) its gradient check."""
+
+    def __init__(self, *, case: Case, backend: str, strict: bool, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.backend = backend
+        self.strict = strict
+        self.user_properties.append((_KERNEL, case.kernel))
+        self.extra_keyword_matches.add(case.kernel)
+
+    def runtest(self) -> None:
+        import dataclasses
+
+        import tensorplug as tp
+        from tensorplug import kernel_names
+        from tensorplug.testing import run_case
+
+        case = self.case
+        tp.set_backend(self.backend)
+        if case.kernel in kernel_names.CATALOGUE and tp.get_kernel(case.kernel, self.backend) is None:
+            self._missing(_MISSING, case.kernel, f"kernel {case.kernel} not registered for backend {self.backend}")
+        try:
+            run_case(case)
+        except (tp.KernelNotFoundError, AssertionError) as exc:
+            needed = _missing_kernel(exc)
+            if needed is None:
+                raise
+        else:
+            if case.grad:
+                self.user_properties.append((_GRADIENT_CHECK, case.kernel))
+            return
+        what = "the case"
+        if case.grad and _passes(dataclasses.replace(case, grad=False)):
+            what = "its values pass, but the gradient check"
+        self._missing(_NEEDS, needed, f"{what} needs kernel {needed}, not registered for backend {self.backend}")
+
+    def _missing(self, key: str, kernel: str, reason: str) -> NoReturn:
+        self.user_properties.append((key, kernel))
+        if self.strict:
+            pytest.fail(f"{reason} (--tensorplug-strict)", pytrace=False)
+        pytest.skip(reason)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, AssertionError) and str(excinfo.value):
+            return str(excinfo.value)  # run_case's messages name the case, the output and what differs
+        excinfo.traceback = excinfo.traceback.cut(path=Path(__file__))  # from runtest on, without pytest's runner
+        if style is None and self.config.getoption("tbstyle", "auto") == "auto":
+            style = "short"
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[str, int | None, str]:
+        return f"tensorplug-conformance[{self.backend}]", None, self.name
+
+
+def _passes(case: Case) -> bool:
+    from tensorplug.testing import run_case
+
+    try:
+        run_case(case)
+    except Exception:
+        return False
+    return True
+
+
+def _missing_kernel(exc: BaseException) -> str | None:
+    """The kernel a KernelNotFoundError (raised directly, or as the cause of a case's AssertionError) names."""
+    from tensorplug import KernelNotFoundError
+
+    error = exc if isinstance(exc, KernelNotFoundError) else exc.__cause__
+    if not isinstance(error, KernelNotFoundError):
+        return None
+    name = getattr(error, "kernel_name", None)
+    if isinstance(name, str):
+        return name
+    found = _NOT_REGISTERED.search(str(error))
+    return found.group(1) if found else str(error)
