@@ -110,11 +110,12 @@ def lint(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     """mypy --strict over the core and the NumPy backend."""
     session.install(*CONSTRAINTS, "torch==2.13.0")
-    session.install(*CONSTRAINTS, "mypy>=1.10", CORE, NUMPY, TORCH, GRADS_EXTRA, ARRAY_API)
+    session.install(*CONSTRAINTS, "mypy>=1.10", "pytest>=8", CORE, NUMPY, TORCH, GRADS_EXTRA, ARRAY_API)
     session.run(
         "mypy",
         "--strict",
         "core/src/tensorplug",
+        "core/src/_tensorplug_pytest.py",
         "plugins/backend-numpy/src/tensorplug_numpy",
         "plugins/backend-torch/src/tensorplug_torch",
         "plugins/grads-extra/src/tensorplug_grads_extra",

@@ -1,7 +1,9 @@
 """The conformance suite as a pytest plugin: ``pytest --tensorplug-backend NAME`` in any project.
 
-Registered through the ``pytest11`` entry point, so pytest loads it
-wherever tensorplug is installed; it then only adds two options. Given
+The ``pytest11`` entry point names the tiny top-level module
+``_tensorplug_pytest``, so that pytest's start-up in any project where
+tensorplug is installed imports nothing of tensorplug: that module only adds
+two options, and imports this one when they are used. Given
 ``--tensorplug-backend NAME``, it adds one test item per conformance case
 (value checks, and the second-order gradient check of ``grad=True`` cases)
 run on that installed backend, whatever the directory and with no test file
@@ -42,29 +44,8 @@ _GRADIENT_CHECK = "tensorplug_gradient_check"
 _NOT_REGISTERED = re.compile(r"kernel '([^']+)'")
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("tensorplug", "tensorplug conformance suite")
-    group.addoption(
-        "--tensorplug-backend",
-        metavar="NAME",
-        default=None,
-        help="run tensorplug's conformance suite (values and gradient checks) on the installed backend NAME",
-    )
-    group.addoption(
-        "--tensorplug-strict",
-        action="store_true",
-        default=False,
-        help="with --tensorplug-backend: a kernel the backend does not register fails instead of being skipped",
-    )
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    backend = config.getoption("tensorplug_backend")
-    strict = bool(config.getoption("tensorplug_strict"))
-    if backend is None:
-        if strict:
-            raise pytest.UsageError("--tensorplug-strict needs --tensorplug-backend NAME")
-        return
+def configure(config: pytest.Config, backend: str, strict: bool) -> None:
+    """Register the conformance run (called by the ``_tensorplug_pytest`` entry-point module)."""
     _check_backend(backend)
     config.pluginmanager.register(ConformanceRun(backend, strict), "tensorplug-conformance")
 

@@ -1,0 +1,39 @@
+"""pytest's entry point for tensorplug's conformance suite: two options, and nothing imported until used.
+
+It lives outside the ``tensorplug`` package so that pytest starting up in any
+project where tensorplug is installed does not import tensorplug (and run
+its plugin discovery). ``pytest --tensorplug-backend NAME`` loads
+``tensorplug.testing.pytest_plugin``, which adds the suite.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("tensorplug", "tensorplug conformance suite")
+    group.addoption(
+        "--tensorplug-backend",
+        metavar="NAME",
+        default=None,
+        help="run tensorplug's conformance suite (values and gradient checks) on the installed backend NAME",
+    )
+    group.addoption(
+        "--tensorplug-strict",
+        action="store_true",
+        default=False,
+        help="with --tensorplug-backend: a kernel the backend does not register fails instead of being skipped",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    backend = config.getoption("tensorplug_backend")
+    strict = bool(config.getoption("tensorplug_strict"))
+    if backend is None:
+        if strict:
+            raise pytest.UsageError("--tensorplug-strict needs --tensorplug-backend NAME")
+        return
+    from tensorplug.testing import pytest_plugin
+
+    pytest_plugin.configure(config, backend, strict)
