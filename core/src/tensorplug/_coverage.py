@@ -34,7 +34,7 @@ class Coverage:
 
     def kernels_for(self, backend: str) -> int:
         """Kernels the backend registers itself."""
-        return sum(1 for row in self.rows if (row.backends.get(backend) or "fallback:").split(":")[0] != "fallback")
+        return sum(1 for row in self.rows if _provider_kind(row.backends.get(backend)) == "own")
 
     def missing_for(self, backend: str) -> list[str]:
         """Kernels the backend can not run at all (neither its own nor through its fallback)."""
@@ -42,7 +42,7 @@ class Coverage:
 
     def fallback_for(self, backend: str) -> list[str]:
         """Kernels the backend runs through its fallback backend."""
-        return [row.kernel for row in self.rows if (row.backends.get(backend) or "").startswith("fallback:")]
+        return [row.kernel for row in self.rows if _provider_kind(row.backends.get(backend)) == "fallback"]
 
     @property
     def gradients(self) -> int:
@@ -53,11 +53,14 @@ class Coverage:
         return sum(1 for row in self.rows if row.differentiable is False)
 
     def summary(self) -> str:
-        per_backend = ", ".join(
-            f"{b}: {self.kernels_for(b)}"
-            + (f" + {len(self.fallback_for(b))} by fallback" if self.fallback_for(b) else "")
-            for b in self.backends
-        )
+        parts = []
+        for backend in self.backends:
+            part = f"{backend}: {self.kernels_for(backend)}"
+            by_fallback = len(self.fallback_for(backend))
+            if by_fallback:
+                part += f" + {by_fallback} by fallback"
+            parts.append(part)
+        per_backend = ", ".join(parts)
         return (
             f"{len(self.rows)} kernels ({per_backend}); {self.gradients} with a gradient, "
             f"{self.not_differentiable} declared not differentiable, "
@@ -88,6 +91,16 @@ class Coverage:
         return self.table()
 
 
+FALLBACK_PREFIX = "fallback:"
+
+
+def _provider_kind(provider: str | None) -> str:
+    """ "own" (a distribution's kernel), "fallback" (run on the fallback backend) or "missing"."""
+    if provider is None:
+        return "missing"
+    return "fallback" if provider.startswith(FALLBACK_PREFIX) else "own"
+
+
 def _through_fallback(kernel: str, backend: str) -> str | None:
     """``"fallback:<name>"`` when the backend's fallback chain reaches a backend with the kernel."""
     seen = {backend}
@@ -95,7 +108,7 @@ def _through_fallback(kernel: str, backend: str) -> str | None:
     while spec is not None and spec.fallback is not None and spec.fallback not in seen:
         seen.add(spec.fallback)
         if kernel_registry.get((kernel, spec.fallback)) is not None:
-            return f"fallback:{spec.fallback}"
+            return f"{FALLBACK_PREFIX}{spec.fallback}"
         spec = engine.specs.get(spec.fallback)
     return None
 
