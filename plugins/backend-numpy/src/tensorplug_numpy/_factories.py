@@ -1,4 +1,4 @@
-"""Kernel factories shared by the numpy kernel modules: most kernels are one line with them."""
+"""Kernel factories for the numpy kernel modules: the generic ones from the core, plus ``quiet``."""
 
 from __future__ import annotations
 
@@ -7,24 +7,9 @@ from typing import Any
 
 import numpy as np
 
-Kernel = Callable[[dict[str, Any], dict[str, Any], Any], Any]
-"""``kernel(inputs, attrs, backend)`` on numpy arrays."""
-
-
-def unary(fn: Callable[[Any], Any]) -> Kernel:
-    def kernel(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
-        return fn(inputs["x"])
-
-    kernel.__name__ = getattr(fn, "__name__", "unary")
-    return kernel
-
-
-def binary(fn: Callable[[Any, Any], Any]) -> Kernel:
-    def kernel(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
-        return fn(inputs["a"], inputs["b"])
-
-    kernel.__name__ = getattr(fn, "__name__", "binary")
-    return kernel
+from tensorplug.kernel_factories import Kernel as Kernel
+from tensorplug.kernel_factories import binary as binary
+from tensorplug.kernel_factories import unary as unary
 
 
 def quiet(fn: Callable[..., Any]) -> Callable[..., Any]:
