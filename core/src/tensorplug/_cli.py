@@ -4,6 +4,7 @@ A subcommand is a :class:`Command`: its name, a one-line help, a function
 that adds its arguments to its parser, and a function that runs it and
 returns the exit status. Adding one is one more line in ``COMMANDS``.
 
+    tensorplug info [--json] [--init]        plugins, backends and kernel coverage
     tensorplug check NAME [PYTEST_ARGS...]   the conformance suite on backend NAME
     tensorplug new-backend NAME [DIR]        a new backend distribution, ready to install and test
 """
@@ -25,6 +26,32 @@ class Command:
     help: str
     arguments: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
+
+
+# -- info -----------------------------------------------------------------------
+
+
+def _info_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.add_argument(
+        "--init", action="store_true", help="initialise every backend (imports their libraries, e.g. torch) first"
+    )
+    parser.add_argument("--brief", action="store_true", help="leave out the kernel matrix (its summary stays)")
+
+
+def info(args: argparse.Namespace) -> int:
+    """Print what is installed and how it is wired; exit status 1 when a plugin or an initialised backend failed."""
+    import json
+
+    from tensorplug._info import collect, render
+
+    data = collect(initialise=args.init)
+    if args.json:
+        print(json.dumps(data, indent=2))
+    else:
+        print(render(data, kernels=not args.brief))
+    failed = any(p["status"] == "failed" for p in data["plugins"]) or any(b["error"] for b in data["backends"])
+    return 1 if failed else 0
 
 
 # -- check ----------------------------------------------------------------------
@@ -93,6 +120,7 @@ def new_backend(args: argparse.Namespace) -> int:
 
 
 COMMANDS: tuple[Command, ...] = (
+    Command("info", "show the installed plugins, the backends and the kernel coverage", _info_arguments, info),
     Command("check", "run the conformance suite on an installed backend (with pytest)", _check_arguments, check),
     Command("new-backend", "write a new backend distribution, ready to install and test", _new_backend_arguments,
             new_backend),

@@ -60,7 +60,7 @@ class Coverage:
             if by_fallback:
                 part += f" + {by_fallback} by fallback"
             parts.append(part)
-        per_backend = ", ".join(parts)
+        per_backend = ", ".join(parts) or "no backend"
         return (
             f"{len(self.rows)} kernels ({per_backend}); {self.gradients} with a gradient, "
             f"{self.not_differentiable} declared not differentiable, "
@@ -82,13 +82,19 @@ class Coverage:
                 shadow = f", shadows {', '.join(row.shadows)}" if row.shadows else ""
                 cells.append(f"{row.gradient}{shadow}")
             lines.append(cells)
-        widths = [max(len(line[i]) for line in lines) for i in range(len(headers))]
-        text = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in lines]
-        text.insert(1, "  ".join("-" * w for w in widths))
-        return "\n".join([*text, "", self.summary()])
+        return "\n".join([*text_table(lines[0], lines[1:]), "", self.summary()])
 
     def __str__(self) -> str:
         return self.table()
+
+
+def text_table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    """Lines of a plain-text table: left-aligned columns two spaces apart, a rule under the headers."""
+    lines = [headers, *rows]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(headers))]
+    text = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in lines]
+    text.insert(1, "  ".join("-" * w for w in widths))
+    return text
 
 
 FALLBACK_PREFIX = "fallback:"

@@ -1,0 +1,186 @@
+"""What ``tensorplug info`` reports: the plugins, the backends, and the kernel coverage matrix.
+
+:func:`collect` gathers it all into plain data (what ``--json`` prints);
+:func:`render` turns that into text for a terminal. Nothing here initialises
+a backend (so nothing imports torch) unless ``initialise=True``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+from dataclasses import asdict
+from typing import Any
+
+from tensorplug._coverage import coverage, text_table
+from tensorplug._engine import engine
+from tensorplug._errors import BackendError
+from tensorplug._overrides import gradient_sets
+from tensorplug._plugins import ENV_ALLOW, ENV_DISABLE, ENV_STRICT, plugins
+
+ENVIRONMENT = (ENV_DISABLE, ENV_ALLOW, ENV_STRICT, "TENSORPLUG_TORCH_DEVICE")
+
+
+def collect(initialise: bool = False) -> dict[str, Any]:
+    """Everything ``tensorplug info`` shows, as JSON-ready data; ``initialise`` tries every backend first."""
+    import numpy
+    import pluggy
+
+    from tensorplug import __version__
+
+    if initialise:
+        _initialise_all()
+    cover = coverage()
+    return {
+        "tensorplug": __version__,
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "pluggy": pluggy.__version__,
+        "environment": {name: os.environ[name] for name in ENVIRONMENT if name in os.environ},
+        "plugins": [asdict(info) for info in plugins()],
+        "backends": [_backend(name) for name in engine.names()],
+        "default_backend": _default_backend(initialise),
+        "gradient_sets": [{"name": s.name, "source": s.source, "description": s.description} for s in gradient_sets()],
+        "kernels": [
+            {
+                "kernel": row.kernel,
+                "backends": row.backends,
+                "gradient": row.gradient,
+                "differentiable": row.differentiable,
+                "shadows": list(row.shadows),
+            }
+            for row in cover.rows
+        ],
+        "summary": cover.summary(),
+    }
+
+
+def _initialise_all() -> None:
+    """Initialise every backend (the engine records failures), then make the default what an op would pick."""
+    for name in engine.names():
+        with contextlib.suppress(BackendError):
+            engine.initialize(name)
+    if engine.active is None:
+        working = [name for name in engine.names() if name in engine.instances]
+        if working:
+            engine.activate(working[0])  # the highest priority that initialised, as ensure_active would choose
+
+
+def _backend(name: str) -> dict[str, Any]:
+    spec = engine.specs[name]
+    instance = engine.instances.get(name)
+    if instance is not None:
+        state = "initialised"
+    elif name in engine.failures:
+        state = "failed"
+    else:
+        state = "not initialised"
+    return {
+        "name": name,
+        "priority": engine.priority(name),
+        "priority_from": None if isinstance(spec.priority, int) else str(spec.priority),
+        "source": spec.source,
+        "fallback": spec.fallback,
+        "state": state,
+        "device": None if instance is None else instance.device,
+        "error": engine.failures.get(name),
+    }
+
+
+def _default_backend(initialised: bool) -> dict[str, Any]:
+    """Which backend ops use, and why (as far as it is known without initialising one)."""
+    names = engine.names()
+    if not names:
+        return {"name": None, "reason": "no backend is installed: pip install tensorplug-numpy (or tensorplug-torch)"}
+    if engine.active is not None:
+        active = engine.active.name
+        above = names[: names.index(active)] if active in names else []
+        failed = [name for name in above if name in engine.failures]
+        if above and len(failed) == len(above):
+            reason = f"the highest priority that initialised ({', '.join(failed)} failed)"
+        elif above:
+            reason = "chosen with tp.set_backend"
+        else:
+            reason = f"the highest priority ({engine.priority(active)})"
+        return {"name": active, "reason": reason}
+    if initialised:
+        return {"name": None, "reason": "no backend could be initialised (see the errors above)"}
+    first = names[0]
+    return {
+        "name": first,
+        "reason": f"the highest priority ({engine.priority(first)}), if it initialises; "
+        "not checked: run `tensorplug info --init` to try every backend",
+    }
+
+
+# -- text -----------------------------------------------------------------------------------------------------------
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    return ["  " + line for line in text_table(headers, rows)]
+
+
+def _plugin_row(info: dict[str, Any]) -> list[str]:
+    parts = []
+    if info["backends"]:
+        parts.append("backend " + ", ".join(info["backends"]))
+    if info["kernels"]:
+        parts.append(f"{info['kernels']} kernels")
+    if info["gradients"]:
+        parts.append(f"{info['gradients']} gradients")
+    if info["gradient_sets"]:
+        parts.append("sets " + ", ".join(info["gradient_sets"]))
+    what = "; ".join(parts) if info["status"] == "loaded" else info["error"] or ""
+    return [info["name"], info["distribution"], info["version"], info["status"], what]
+
+
+def _backend_row(info: dict[str, Any], default: str | None) -> list[str]:
+    priority = str(info["priority"])
+    if info["priority_from"]:
+        priority += f" (from {info['priority_from']})"
+    state = info["state"]
+    if info["error"]:
+        state += f": {info['error']}"
+    name = info["name"] + (" *" if info["name"] == default else "")
+    return [name, priority, info["device"] or "-", info["fallback"] or "-", info["source"], state]
+
+
+def render(data: dict[str, Any], kernels: bool = True) -> str:
+    """The text ``tensorplug info`` prints (the kernel matrix is ``tp.coverage().table()``, ending in its summary)."""
+    lines = [
+        f"tensorplug {data['tensorplug']} (Python {data['python']}, numpy {data['numpy']}, pluggy {data['pluggy']})",
+    ]
+    if data["environment"]:
+        lines.append("environment: " + ", ".join(f"{k}={v}" for k, v in data["environment"].items()))
+    lines += ["", "Plugins (entry-point group 'tensorplug'; the first is the core's built-in one):"]
+    lines += _table(
+        ["name", "distribution", "version", "status", "registered / error"],
+        [_plugin_row(info) for info in data["plugins"]],
+    )
+    failed = [p for p in data["plugins"] if p["status"] == "failed"]
+    if failed:
+        lines.append(f"  {len(failed)} plugin(s) failed to load and were rolled back; the others work.")
+    lines += ["", "Backends (highest priority first; * = the default):"]
+    default = data["default_backend"]
+    if data["backends"]:
+        lines += _table(
+            ["name", "priority", "device", "fallback", "distribution", "state"],
+            [_backend_row(b, default["name"]) for b in data["backends"]],
+        )
+    else:
+        lines.append("  (none)")
+    lines.append(f"  default: {default['name'] or '(none)'}: {default['reason']}")
+    if data["gradient_sets"]:
+        lines += ["", "Gradient sets (enable with tp.use_gradients(name)):"]
+        lines += [f"  {s['name']} ({s['source']}): {s['description']}".rstrip(": ") for s in data["gradient_sets"]]
+    overrides = [k for k in data["kernels"] if k["shadows"]]
+    if overrides:
+        lines += ["", "Gradient overrides in effect:"]
+        lines += [f"  {k['kernel']}: {k['gradient']} (shadows {', '.join(k['shadows'])})" for k in overrides]
+    if kernels:
+        lines += ["", "Kernels (provider per backend; fallback:<backend> = run there; - = missing):"]
+        lines += ["  " + line if line else line for line in coverage().table().splitlines()]
+    else:
+        lines += ["", data["summary"]]
+    return "\n".join(lines)
