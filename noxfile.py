@@ -4,6 +4,7 @@ nox                 # every default session
 nox -s tests        # core + numpy backend
 nox -s core_only    # core with no backend installed
 nox -s plugins      # core + numpy + the fixture plugins under tests/fixtures
+nox -s demo         # the digits demo on numpy and torch, and its plot
 nox -s lint typecheck
 """
 
@@ -21,6 +22,7 @@ nox.options.sessions = [
     "tests_all",
     "grads_extra",
     "array_api",
+    "demo",
 ]
 nox.options.reuse_existing_virtualenvs = False
 nox.options.error_on_missing_interpreters = True
@@ -96,6 +98,14 @@ def array_api(session: nox.Session) -> None:
     """The worked external backend over array_api_strict (numpy as its fallback): the conformance suite, its README."""
     session.install(CORE, NUMPY, ARRAY_API, "array-api-strict>=2.3", *PYTEST)
     session.run("pytest", "examples/array-api-backend/tests", *session.posargs)
+
+
+@nox.session
+def demo(session: nox.Session) -> None:
+    """README's first command: the digits demo on numpy and on torch (above 95 % held out), and its --plot PNG."""
+    session.install(*CONSTRAINTS, "torch==2.13.0")
+    session.install(*CONSTRAINTS, f"{CORE}[plot]", NUMPY, TORCH, *PYTEST)
+    session.run("pytest", "tests/demo", *session.posargs)
 
 
 @nox.session

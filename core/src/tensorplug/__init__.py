@@ -6,7 +6,7 @@
 [2.0, 4.0, 6.0]
 """
 
-from tensorplug import kernel_names, losses, ops, testing
+from tensorplug import datasets, kernel_names, losses, ops, testing, train
 from tensorplug._autodiff import (
     VariableGrads,
     custom_grad,
@@ -124,6 +124,7 @@ __all__ = [
     "bool_",
     "coverage",
     "custom_grad",
+    "datasets",
     "float32",
     "float64",
     "get_backend",

@@ -5,6 +5,7 @@ that adds its arguments to its parser, and a function that runs it and
 returns the exit status. Adding one is one more line in ``COMMANDS``.
 
     tensorplug info [--json] [--init]        plugins, backends and kernel coverage
+    tensorplug demo [--backend NAME] [--plot FILE.png]   train on the handwritten digits
     tensorplug check NAME [PYTEST_ARGS...]   the conformance suite on backend NAME
     tensorplug new-backend NAME [DIR]        a new backend distribution, ready to install and test
 """
@@ -52,6 +53,38 @@ def info(args: argparse.Namespace) -> int:
         print(render(data, kernels=not args.brief))
     failed = any(p["status"] == "failed" for p in data["plugins"]) or any(b["error"] for b in data["backends"])
     return 1 if failed else 0
+
+
+# -- demo -----------------------------------------------------------------------
+
+
+def _demo_arguments(parser: argparse.ArgumentParser) -> None:
+    from tensorplug._demo import Settings
+
+    defaults = Settings()
+    parser.add_argument("--backend", metavar="NAME", help="the backend to train on (default: the default backend)")
+    parser.add_argument("--epochs", type=_positive_int, default=defaults.epochs, help="passes over the training set")
+    parser.add_argument("--batch-size", type=_positive_int, default=defaults.batch_size, help="examples per step")
+    parser.add_argument("--hidden", type=_positive_int, default=defaults.hidden, help="hidden units")
+    parser.add_argument("--learning-rate", type=float, default=defaults.learning_rate, help="Adam's step size")
+    parser.add_argument("--seed", type=int, default=defaults.seed, help="seed of the split, the weights and shuffling")
+    parser.add_argument(
+        "--plot", metavar="FILE.png", type=Path, help="save the loss and accuracy curves (needs matplotlib)"
+    )
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def demo(args: argparse.Namespace) -> int:
+    """Train the digits MLP (see tensorplug._demo)."""
+    from tensorplug._demo import run
+
+    return run(args)
 
 
 # -- check ----------------------------------------------------------------------
@@ -121,6 +154,7 @@ def new_backend(args: argparse.Namespace) -> int:
 
 COMMANDS: tuple[Command, ...] = (
     Command("info", "show the installed plugins, the backends and the kernel coverage", _info_arguments, info),
+    Command("demo", "train an MLP on handwritten digits and report its held-out accuracy", _demo_arguments, demo),
     Command("check", "run the conformance suite on an installed backend (with pytest)", _check_arguments, check),
     Command("new-backend", "write a new backend distribution, ready to install and test", _new_backend_arguments,
             new_backend),
