@@ -6,7 +6,7 @@
 [2.0, 4.0, 6.0]
 """
 
-from tensorplug import kernel_names, losses, ops, testing
+from tensorplug import kernel_names, losses, ops, testing, train
 from tensorplug._autodiff import (
     VariableGrads,
     custom_grad,
@@ -155,6 +155,7 @@ __all__ = [
     "set_backend",
     "stop_gradient",
     "testing",
+    "train",
     "unregister_gradient",
     "unregister_gradient_set",
     "use_gradients",
