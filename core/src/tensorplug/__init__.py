@@ -156,6 +156,7 @@ __all__ = [
     "set_backend",
     "stop_gradient",
     "testing",
+    "train",
     "unregister_gradient",
     "unregister_gradient_set",
     "use_gradients",
