@@ -28,3 +28,6 @@ def test_readme_python_blocks_run(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "numpy (2, 2) float32" in out
     assert "12." in out
+    assert "True [4.0, 6.0]" in out
+    assert "[[3.0, 0.0], [3.0, 0.0]]" in out  # the gradient through an indexing
+    assert "0.0 [1. 2.]" in out  # Adam found the least-squares solution
