@@ -183,7 +183,7 @@ def load_average() -> str:
 
 
 def source_revision() -> str:
-    """The git commit of the tensorplug measured, and whether it had uncommitted changes (for a source checkout)."""
+    """The git commit measured, and whether its Python files had uncommitted changes (in a source checkout)."""
     package = Path(tp.__file__).resolve().parent
 
     def git(*args: str) -> str:
@@ -192,10 +192,10 @@ def source_revision() -> str:
     try:
         git("ls-files", "--error-unmatch", "__init__.py")  # tensorplug itself is tracked, not just inside a repo
         commit = git("rev-parse", "--short", "HEAD")
-        changes = git("status", "--porcelain", "--untracked-files=no")
+        changes = git("status", "--porcelain", "--untracked-files=no", "--", ":(top)*.py")  # code, not results
     except (OSError, subprocess.CalledProcessError):
         return "an installed package (not a git checkout)"
-    return f"{commit} (with uncommitted changes)" if changes else commit
+    return f"{commit} (with uncommitted changes to Python files)" if changes else commit
 
 
 def machine_description(results: Results) -> list[str]:
