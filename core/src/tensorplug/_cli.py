@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tensorplug._bench import cli as _bench
+
 
 @dataclass(frozen=True)
 class Command:
@@ -158,6 +160,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("check", "run the conformance suite on an installed backend (with pytest)", _check_arguments, check),
     Command("new-backend", "write a new backend distribution, ready to install and test", _new_backend_arguments,
             new_backend),
+    Command("bench", "time each backend against raw NumPy / raw PyTorch, side by side", _bench.arguments, _bench.run),
 )  # fmt: skip
 
 

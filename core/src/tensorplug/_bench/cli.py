@@ -1,0 +1,83 @@
+"""``tensorplug bench``: its arguments, and the run function (which imports the benchmark machinery when called).
+
+This module is imported when the ``tensorplug`` command builds its parser, so
+it imports nothing beyond the standard library at the top.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``tensorplug bench``."""
+    parser.add_argument(
+        "--backend",
+        action="append",
+        metavar="NAME",
+        dest="backends",
+        help="benchmark this backend (repeatable; default: every installed backend that initialises)",
+    )
+    parser.add_argument("--quick", action="store_true", help="tiny loop counts and few repeats: a smoke test")
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON instead of a table")
+    parser.add_argument("--output", type=Path, metavar="FILE.md", help="also write the results as markdown there")
+    parser.set_defaults(command_line=None)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Time every workload on the chosen backends beside its reference; print the table (or JSON).
+
+    Returns 0, or 1 when a workload failed to run, or 2 when a backend asked
+    for with ``--backend`` is not installed or does not initialise. A target
+    missed is reported, not an error: timings depend on the machine.
+    """
+    import tensorplug as tp
+    from tensorplug._bench import report, timing, workloads
+
+    settings = timing.QUICK if args.quick else timing.FULL
+    results = report.Results(settings, args.command_line or command_line(args), load_before=report.load_average())
+    unknown = [name for name in args.backends or [] if name not in tp.list_backends()]
+    if unknown:
+        installed = ", ".join(tp.list_backends()) or "none"
+        print(
+            f"tensorplug bench: error: no backend named {unknown[0]!r} is installed (installed: {installed})",
+            file=sys.stderr,
+        )
+        return 2
+    runnable = []
+    for name in dict.fromkeys(args.backends or tp.list_backends()):
+        try:
+            tp.backend(name)  # initialise it first, so that a backend that cannot run stops nothing half-way
+        except tp.BackendError as exc:
+            if args.backends:
+                print(f"tensorplug bench: error: {exc}", file=sys.stderr)
+                return 2
+            print(f"tensorplug bench: skipping backend {name!r}: {exc}", file=sys.stderr)
+            results.skipped[name] = str(exc)
+            continue
+        runnable.append(name)
+    for name in runnable:
+        results.backends.append(workloads.bench_backend(name, settings))
+    results.import_row = workloads.bench_import(settings)
+
+    if args.json:
+        print(json.dumps(report.json_report(results), indent=2))
+    else:
+        report.print_report(results)
+    if args.output is not None:
+        report.write_markdown(args.output, results)
+        print(f"wrote {args.output}", file=sys.stderr)
+    return 1 if results.failures else 0
+
+
+def command_line(args: argparse.Namespace) -> str:
+    """The command that reproduces this run, as the results file records it."""
+    words = ["tensorplug", "bench"]
+    for name in args.backends or []:
+        words += ["--backend", name]
+    if args.quick:
+        words.append("--quick")
+    return " ".join(words)

@@ -1,0 +1,260 @@
+"""The results: a table on a terminal, a markdown file (benchmarks/RESULTS.md), JSON rows."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pluggy
+
+import tensorplug as tp
+from tensorplug._bench.timing import Settings
+from tensorplug._bench.workloads import RECORDS_PER_SCOPE, BackendResult, Row
+
+
+@dataclass
+class Results:
+    """One run of the benchmark: every backend's rows, the import row, and the backends that could not run."""
+
+    settings: Settings
+    command: str
+    backends: list[BackendResult] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # backend name -> why it did not initialise
+    import_row: Row | None = None
+    load_before: str = ""
+
+    @property
+    def rows(self) -> list[Row]:
+        rows = [row for result in self.backends for row in result.rows]
+        return rows if self.import_row is None else [*rows, self.import_row]
+
+    @property
+    def failures(self) -> list[str]:
+        return [failure for result in self.backends for failure in result.failures]
+
+
+def format_time(seconds: float) -> str:
+    """A duration with three significant digits in a fitting unit.
+
+    >>> format_time(3.2e-7), format_time(0.00125), format_time(2.0)
+    ('0.32 µs', '1.25 ms', '2 s')
+    """
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.3g} µs"
+    if seconds < 1.0:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds:.3g} s"
+
+
+HEADER = ["backend", "workload", "reference", "reference median", "tensorplug median", "ratio", "target", "met"]
+
+
+def table_cells(row: Row) -> list[str]:
+    backend = "-" if row.backend is None else f"{row.backend} ({row.device})"
+    return [
+        backend,
+        row.workload,
+        row.reference_name,
+        format_time(row.reference),
+        format_time(row.tensorplug),
+        f"{row.ratio:.2f}x",
+        "-" if row.target is None else f"≤ {row.target:.2f}x",
+        met_text(row.met),
+    ]
+
+
+def met_text(met: bool | None) -> str:
+    if met is None:
+        return "-"
+    return "yes" if met else "NO"
+
+
+def text_table(rows: list[Row]) -> str:
+    """The rows as aligned columns, for a terminal."""
+    cells = [HEADER] + [table_cells(row) for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(HEADER))]
+    lines = []
+    for n, line in enumerate(cells):
+        lines.append("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+def markdown_table(rows: list[Row]) -> str:
+    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    lines += ["| " + " | ".join(table_cells(row)) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def verdict(results: Results) -> str:
+    """One line: how many targets were met, and how many workloads failed to run."""
+    judged = [row for row in results.rows if row.met is not None]
+    met = [row for row in judged if row.met]
+    line = f"Verdict: {len(met)} of {len(judged)} targets of issue 8 met"
+    line += "." if len(met) == len(judged) else " (the rows marked NO miss theirs)."
+    if results.failures:
+        line += f" {len(results.failures)} workload(s) failed to run."
+    return line
+
+
+def references_text(results: Results) -> list[str]:
+    """What each backend was measured against, one line each."""
+    lines = []
+    for result in results.backends:
+        if result.reference == "raw NumPy" and result.backend != "numpy":
+            how = "raw NumPy (the reference for every backend other than torch)"
+        elif result.reference == "raw PyTorch eager":
+            how = f"raw PyTorch eager on the same device ({result.device})"
+        else:
+            how = result.reference
+        lines.append(f"- backend {result.backend} ({result.device}): against {how}")
+    for name, why in results.skipped.items():
+        lines.append(f"- backend {name}: not measured, it did not initialise ({why})")
+    return lines
+
+
+def print_report(results: Results) -> None:
+    """The table, what each backend was measured against, failures and the verdict, on stdout."""
+    print(text_table(results.rows))
+    print()
+    for line in references_text(results):
+        print(line)
+    for failure in results.failures:
+        print(f"FAILED: {failure}")
+    print(verdict(results))
+
+
+def json_report(results: Results) -> dict[str, Any]:
+    """The results as plain data (times in seconds; ``met`` is null where there is no target)."""
+    rows = [
+        {
+            "backend": row.backend,
+            "device": row.device,
+            "workload": row.workload,
+            "reference": row.reference_name,
+            "reference_seconds": row.reference,
+            "tensorplug_seconds": row.tensorplug,
+            "ratio": row.ratio,
+            "target": row.target,
+            "met": row.met,
+        }
+        for row in results.rows
+    ]
+    backends = [
+        {"backend": r.backend, "device": r.device, "reference": r.reference, "failures": r.failures}
+        for r in results.backends
+    ]
+    return {
+        "tensorplug": tp.__version__,
+        "settings": {
+            "seconds_per_repeat": results.settings.seconds_per_repeat,
+            "repeats": results.settings.repeats,
+            "import_runs": results.settings.import_runs,
+        },
+        "backends": backends,
+        "skipped": results.skipped,
+        "rows": rows,
+    }
+
+
+# -- the markdown file -----------------------------------------------------------------------------------------------
+
+
+def blas_description() -> str:
+    try:
+        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+    except Exception:  # the layout of numpy's build information is not a stable API
+        return "unknown"
+    return f"{blas.get('name', 'unknown')} {blas.get('version', '')}".strip()
+
+
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages, where the system tells them."""
+    if not hasattr(os, "getloadavg"):
+        return "unknown"
+    return ", ".join(f"{load:.2f}" for load in os.getloadavg())
+
+
+def source_revision() -> str:
+    """The git commit measured, and whether its Python files had uncommitted changes (in a source checkout)."""
+    package = Path(tp.__file__).resolve().parent
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=package, capture_output=True, text=True, check=True).stdout.strip()
+
+    try:
+        git("ls-files", "--error-unmatch", "__init__.py")  # tensorplug itself is tracked, not just inside a repo
+        commit = git("rev-parse", "--short", "HEAD")
+        changes = git("status", "--porcelain", "--untracked-files=no", "--", ":(top)*.py")  # code, not results
+    except (OSError, subprocess.CalledProcessError):
+        return "an installed package (not a git checkout)"
+    return f"{commit} (with uncommitted changes to Python files)" if changes else commit
+
+
+def machine_description(results: Results) -> list[str]:
+    return [
+        f"- platform: {platform.platform()} ({platform.machine()})",
+        f"- processor: {platform.processor() or 'unknown'}; CPU count: {os.cpu_count()}",
+        f"- python: {platform.python_implementation()} {platform.python_version()}",
+        f"- numpy: {np.__version__} (BLAS: {blas_description()}); pluggy: {pluggy.__version__}; "
+        f"tensorplug: {tp.__version__}",
+        f"- installed backends: {', '.join(tp.list_backends())}",
+        f"- source: {source_revision()}",
+        f"- load average (1, 5, 15 min) before the run: {results.load_before}; after: {load_average()}",
+    ]
+
+
+def markdown_report(results: Results) -> str:
+    settings = results.settings
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    failures = [f"- FAILED: {failure}" for failure in results.failures]
+    return "\n".join(
+        [
+            "# Benchmark results",
+            "",
+            f"Measured {now} with:",
+            "",
+            "```",
+            results.command,
+            "```",
+            "",
+            markdown_table(results.rows),
+            "",
+            verdict(results),
+            "",
+            *references_text(results),
+            *failures,
+            "",
+            "Medians per call over "
+            f"{settings.repeats} repeats of about {settings.seconds_per_repeat * 1000:g} ms each (reference and "
+            "tensorplug repeats interleaved, garbage collector enabled); the import row is the median whole-process "
+            f"time over {settings.import_runs} runs. Ratio = tensorplug / reference; targets from issue 8.",
+            "",
+            "Workloads: the dispatch rows call the kernel directly on 1-element float32 tensors; the recording row "
+            f"records {RECORDS_PER_SCOPE} calls per gradient scope (opening and closing the scope included; raw "
+            "PyTorch records its autograd graph for an input that requires grad, raw NumPy records nothing); the "
+            "gradient row compares `tp.grad` with the same forward and backward written in NumPy (with "
+            "`torch.autograd.grad` for the torch backend); the MLP rows run one full SGD step (forward, softmax "
+            "cross-entropy, backward, update; relu hidden layers; float32) with `tp.variable_grads` and "
+            "`Variable.assign` against the same step written in NumPy (in raw PyTorch eager for the torch backend), "
+            "each repeat starting from the same initial weights (the two are checked to give the same loss and "
+            "updated weights first). On CUDA (any asynchronous device), each timed call waits for the device, in the "
+            "reference and in tensorplug alike.",
+            "",
+            "## Machine",
+            "",
+            *machine_description(results),
+            "",
+        ]
+    )
+
+
+def write_markdown(path: Path, results: Results) -> None:
+    path.write_text(markdown_report(results), encoding="utf-8")

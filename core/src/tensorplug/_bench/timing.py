@@ -1,0 +1,112 @@
+"""Timing: a statement run in a ``timeit`` loop, calibrated to a duration; two workloads timed side by side.
+
+Each workload is timed twice in the same process, once for a reference and
+once for tensorplug, with the repeats of the two interleaved so that drift in
+the machine's speed affects both alike. A repeat runs the workload many times
+in a loop (as ``timeit`` does); the median time per call over the repeats is
+what gets reported. The garbage collector stays enabled, as it is in real
+programs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import statistics
+import subprocess
+import sys
+import time
+import timeit
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How long to time: seconds per repeat (the loop count is calibrated to it), repeats, import-time runs."""
+
+    seconds_per_repeat: float
+    repeats: int
+    import_runs: int
+
+
+FULL = Settings(seconds_per_repeat=0.2, repeats=15, import_runs=7)
+QUICK = Settings(seconds_per_repeat=0.002, repeats=3, import_runs=3)
+
+
+class Workload:
+    """A statement timed in a ``timeit`` loop, with an optional context opened afresh around each repeat.
+
+    The statement is a string compiled by ``timeit`` so that no extra Python
+    call per iteration inflates sub-microsecond timings. ``calls`` says how
+    many calls of the measured operation one execution of the statement makes.
+
+    >>> w = Workload("x + 1", {"x": 1})
+    >>> w.calibrate(0.001)
+    >>> w.run(w.number) > 0
+    True
+    """
+
+    def __init__(
+        self,
+        stmt: str,
+        namespace: dict[str, object],
+        around: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext,
+        calls: int = 1,
+    ) -> None:
+        self.timer = timeit.Timer(stmt, setup="gc.enable()", globals={"gc": gc, **namespace})
+        self.around = around
+        self.calls = calls
+        self.number = 1
+
+    def run(self, number: int) -> float:
+        """Seconds per call, for one repeat of ``number`` executions of the statement."""
+        with self.around():
+            return self.timer.timeit(number) / (number * self.calls)
+
+    def calibrate(self, seconds: float) -> None:
+        """Pick the loop count so that one repeat lasts about ``seconds`` (at least one execution)."""
+        self.run(1)  # warm up caches (kernel tables, BLAS buffers)
+        number = 1
+        while True:
+            elapsed = self.run(number) * number * self.calls
+            if elapsed >= seconds or number >= 10_000_000:
+                break
+            number = max(number * 2, int(number * seconds / max(elapsed, 1e-9) * 1.1))
+        self.number = number
+
+
+def compare(reference: Workload, candidate: Workload, settings: Settings) -> tuple[float, float]:
+    """Median seconds per call of each workload, their repeats interleaved."""
+    reference.calibrate(settings.seconds_per_repeat)
+    candidate.calibrate(settings.seconds_per_repeat)
+    reference_times, candidate_times = [], []
+    for _ in range(settings.repeats):
+        reference_times.append(reference.run(reference.number))
+        candidate_times.append(candidate.run(candidate.number))
+    return statistics.median(reference_times), statistics.median(candidate_times)
+
+
+def compare_processes(reference: str, candidate: str, settings: Settings) -> tuple[float, float]:
+    """Median whole-process seconds of ``python -c CODE`` for each of two snippets, runs interleaved.
+
+    Bytecode caching is allowed (PYTHONDONTWRITEBYTECODE is dropped) and one
+    warm-up run of each comes first, as an installed package is used: with no
+    .pyc files, compiling the sources would dominate the figure.
+    """
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    _time_process(reference, env)
+    _time_process(candidate, env)
+    reference_times, candidate_times = [], []
+    for _ in range(settings.import_runs):
+        reference_times.append(_time_process(reference, env))
+        candidate_times.append(_time_process(candidate, env))
+    return statistics.median(reference_times), statistics.median(candidate_times)
+
+
+def _time_process(code: str, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+    return time.perf_counter() - start

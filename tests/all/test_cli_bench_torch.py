@@ -1,0 +1,55 @@
+"""``tensorplug bench`` with numpy and torch installed: both backends measured, torch against raw PyTorch.
+
+Quick settings only, and no assertion on a time beyond "positive".
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+WORKLOADS = [
+    "run_kernel Add, 1 element, no tape",
+    "run_kernel Add, 1 element, recording",
+    "a + b operator, 1 element, no tape",
+    "grad of sum(tanh(x*w+b)), 1 element",
+    "MLP 64-32-10 batch 32, SGD step",
+    "MLP 784-256-256-10 batch 128, SGD step",
+]
+# What raw PyTorch eager runs for each workload of the torch backend.
+TORCH_REFERENCES = {
+    "run_kernel Add, 1 element, no tape": "torch.add",
+    "run_kernel Add, 1 element, recording": "torch.add, requires_grad",
+    "a + b operator, 1 element, no tape": "torch.Tensor +",
+    "grad of sum(tanh(x*w+b)), 1 element": "torch.autograd.grad",
+    "MLP 64-32-10 batch 32, SGD step": "raw PyTorch eager",
+    "MLP 784-256-256-10 batch 128, SGD step": "raw PyTorch eager",
+}
+
+
+def test_quick_bench_covers_numpy_and_torch_and_names_raw_pytorch() -> None:
+    command = [sys.executable, "-m", "tensorplug", "bench", "--quick", "--json"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    data = json.loads(result.stdout)
+
+    backends = {entry["backend"]: entry for entry in data["backends"]}
+    assert set(backends) >= {"numpy", "torch"}
+    assert backends["torch"]["reference"] == "raw PyTorch eager"
+    assert backends["torch"]["failures"] == []
+    assert backends["numpy"]["reference"] == "raw NumPy"
+
+    for backend in ("numpy", "torch"):
+        rows = [row for row in data["rows"] if row["backend"] == backend]
+        assert [row["workload"] for row in rows] == WORKLOADS
+        for row in rows:
+            assert row["reference_seconds"] > 0, row
+            assert row["tensorplug_seconds"] > 0, row
+            assert row["device"] == backends[backend]["device"]
+    torch_rows = {row["workload"]: row for row in data["rows"] if row["backend"] == "torch"}
+    assert {name: row["reference"] for name, row in torch_rows.items()} == TORCH_REFERENCES
+    # issue 8's target for the torch backend: the big MLP step within 1.10x of raw PyTorch; the others are shown only
+    assert {name: row["target"] for name, row in torch_rows.items() if row["target"] is not None} == {
+        "MLP 784-256-256-10 batch 128, SGD step": 1.10
+    }

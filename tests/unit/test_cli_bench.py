@@ -1,0 +1,146 @@
+"""``tensorplug bench``: the rows it prints, the backends it measures and against what, and what it never imports.
+
+Only quick settings, and no assertion on a time beyond "positive": the
+figures depend on the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tensorplug as tp
+from tensorplug._bench import report, workloads
+from tensorplug._bench.timing import QUICK
+from tensorplug._cli import main
+
+# The workloads of issue 8, spelled out here rather than taken from the code under test.
+NUMPY_ROWS = {
+    "run_kernel Add, 1 element, no tape": ("np.add", 3.0),
+    "run_kernel Add, 1 element, recording": ("np.add", 5.0),
+    "a + b operator, 1 element, no tape": ("np.add", None),
+    "grad of sum(tanh(x*w+b)), 1 element": ("NumPy by hand", 5.0),
+    "MLP 64-32-10 batch 32, SGD step": ("NumPy by hand", 3.0),
+    "MLP 784-256-256-10 batch 128, SGD step": ("NumPy by hand", 1.10),
+}
+IMPORT_ROW = "python -c 'import tensorplug' (whole process)"
+
+# Runs the command in a fresh interpreter, then says on stderr which torch modules got imported.
+RUN_AND_LIST_TORCH = """
+import sys
+from tensorplug._cli import main
+status = main(sys.argv[1:])
+print("TORCH MODULES:", sorted(m for m in sys.modules if m == "torch" or m.startswith("torch.")), file=sys.stderr)
+sys.exit(status)
+"""
+
+
+def bench_json(*options: str) -> tuple[dict[str, Any], str]:
+    """``tensorplug bench --quick --json OPTIONS`` in a subprocess: the parsed JSON and stderr."""
+    command = [sys.executable, "-c", RUN_AND_LIST_TORCH, "bench", "--quick", "--json", *options]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return json.loads(result.stdout), result.stderr
+
+
+def test_bench_on_numpy_gives_every_row_and_never_imports_torch(tmp_path: Path) -> None:
+    output = tmp_path / "RESULTS.md"
+    data, stderr = bench_json("--backend", "numpy", "--output", str(output))
+    assert "TORCH MODULES: []" in stderr, stderr
+    rows = {(row["backend"], row["workload"]): row for row in data["rows"]}
+    assert set(rows) == {("numpy", name) for name in NUMPY_ROWS} | {(None, IMPORT_ROW)}
+    for (backend, workload), row in rows.items():
+        assert row["reference_seconds"] > 0, row
+        assert row["tensorplug_seconds"] > 0, row
+        assert row["ratio"] == pytest.approx(row["tensorplug_seconds"] / row["reference_seconds"])
+        if backend == "numpy":
+            reference, target = NUMPY_ROWS[workload]
+            assert row["reference"] == reference
+            assert row["device"] == "cpu"
+        else:
+            reference, target = "import numpy, pluggy", 1.25
+        assert row["target"] == target
+        assert row["met"] is (None if target is None else row["ratio"] <= target)
+    assert data["backends"] == [{"backend": "numpy", "device": "cpu", "reference": "raw NumPy", "failures": []}]
+    assert data["skipped"] == {}
+
+    text = output.read_text(encoding="utf-8")
+    assert "tensorplug bench --backend numpy --quick" in text
+    assert "| backend | workload | reference |" in text
+    assert "| numpy (cpu) | MLP 784-256-256-10 batch 128, SGD step | NumPy by hand |" in text
+    assert "Verdict:" in text
+    assert "## Machine" in text
+
+
+def test_an_unknown_backend_is_an_error_that_names_the_installed_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--quick", "--backend", "no_such_backend"]) == 2
+    err = capsys.readouterr().err
+    assert "no backend named 'no_such_backend' is installed" in err
+    assert "numpy" in err
+
+
+# -- another backend: measured against raw NumPy -----------------------------------------------------------------
+
+
+class TwinBackend(tp.Backend):
+    """NumPy storage under another name, with no kernels of its own: each one falls back to the numpy backend."""
+
+    def from_host(self, array: np.ndarray) -> np.ndarray:
+        return array.copy()
+
+    def to_host(self, raw: np.ndarray) -> np.ndarray:
+        return raw
+
+    def dtype_of(self, raw: np.ndarray) -> str:
+        return raw.dtype.name
+
+
+@pytest.fixture
+def twin() -> str:
+    tp.register_backend("twin", TwinBackend, fallback="numpy")  # removed after the test by conftest's fixture
+    return "twin"
+
+
+def bench_quietly(name: str) -> workloads.BackendResult:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", tp.FallbackWarning)
+        return workloads.bench_backend(name, QUICK)
+
+
+def test_another_backend_is_measured_against_raw_numpy_without_targets(twin: str) -> None:
+    result = bench_quietly(twin)
+    assert result.failures == []
+    assert result.reference == "raw NumPy"
+    assert {row.workload: row.reference_name for row in result.rows} == {
+        name: reference for name, (reference, _) in NUMPY_ROWS.items()
+    }
+    for row in result.rows:
+        assert row.backend == "twin"
+        assert row.target is None  # the targets of issue 8 concern the numpy and torch backends
+        assert row.reference > 0
+        assert row.tensorplug > 0
+    assert tp.get_backend() == "numpy"  # the backend active before is active again
+    lines = report.references_text(report.Results(QUICK, "test", backends=[result]))
+    assert lines == ["- backend twin (cpu): against raw NumPy (the reference for every backend other than torch)"]
+
+
+def test_a_wrong_kernel_fails_its_workloads_and_the_others_still_run(twin: str) -> None:
+    def wrong_tanh(inputs: dict[str, Any], attrs: dict[str, Any], backend: object) -> np.ndarray:
+        return np.tanh(inputs["x"]) + np.float32(0.5)
+
+    tp.register_kernel("Tanh", twin, wrong_tanh)
+    try:
+        result = bench_quietly(twin)
+    finally:
+        tp.unregister_kernel("Tanh", twin)
+    assert len(result.failures) == 1
+    assert result.failures[0].startswith("grad of sum(tanh(x*w+b)), 1 element on backend 'twin': BenchCheckError")
+    assert "grad of sum(tanh(x*w+b)), 1 element" not in {row.workload for row in result.rows}
+    assert len(result.rows) == len(NUMPY_ROWS) - 1
