@@ -4,10 +4,11 @@ A subcommand is a :class:`Command`: its name, a one-line help, a function
 that adds its arguments to its parser, and a function that runs it and
 returns the exit status. Adding one is one more line in ``COMMANDS``.
 
-    tensorplug info [--json] [--init]        plugins, backends and kernel coverage
-    tensorplug demo [--backend NAME] [--plot FILE.png]   train on the handwritten digits
-    tensorplug check NAME [PYTEST_ARGS...]   the conformance suite on backend NAME
-    tensorplug new-backend NAME [DIR]        a new backend distribution, ready to install and test
+    tensorplug info [--json] [--init]                   plugins, backends and kernel coverage
+    tensorplug demo [--backend NAME] [--plot FILE.png]  train an MLP on the handwritten digits
+    tensorplug bench [--backend NAME] [--quick]         each backend against raw NumPy / raw PyTorch
+    tensorplug check NAME [PYTEST_ARGS...]              the conformance suite on backend NAME
+    tensorplug new-backend NAME [DIR]                   a new backend distribution, ready to install and test
 """
 
 from __future__ import annotations
@@ -157,10 +158,10 @@ def new_backend(args: argparse.Namespace) -> int:
 COMMANDS: tuple[Command, ...] = (
     Command("info", "show the installed plugins, the backends and the kernel coverage", _info_arguments, info),
     Command("demo", "train an MLP on handwritten digits and report its held-out accuracy", _demo_arguments, demo),
+    Command("bench", "time each backend against raw NumPy / raw PyTorch, side by side", _bench.arguments, _bench.run),
     Command("check", "run the conformance suite on an installed backend (with pytest)", _check_arguments, check),
     Command("new-backend", "write a new backend distribution, ready to install and test", _new_backend_arguments,
             new_backend),
-    Command("bench", "time each backend against raw NumPy / raw PyTorch, side by side", _bench.arguments, _bench.run),
 )  # fmt: skip
 
 
