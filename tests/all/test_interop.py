@@ -140,6 +140,15 @@ def test_tensor_of_a_torch_tensor_is_a_copy_with_its_dtype(backend: str, dtype: 
     np.testing.assert_array_equal(t.numpy(), _values(dtype))
 
 
+def test_torch_takes_read_only_numpy_storage_through_dlpack() -> None:
+    # numpy exports read-only arrays only to DLPack >= 1.0 consumers; torch 2.13 asks for max_version=(1, 0)
+    t = tp.broadcast_to(tp.tensor([1.0, 2.0]), (3, 2))  # the numpy kernel returns a read-only view
+    assert not np.asarray(t.raw).flags.writeable
+    exported = torch.from_dlpack(t)
+    assert exported.tolist() == [[1.0, 2.0]] * 3
+    assert exported.data_ptr() == _address(t)
+
+
 def test_tensor_and_from_dlpack_take_tensors_that_require_grad() -> None:
     weight = torch.tensor([1.0, 2.0], requires_grad=True)
     assert tp.tensor(weight).tolist() == [1.0, 2.0]
