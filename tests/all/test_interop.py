@@ -86,3 +86,170 @@ def test_torch_is_imported_only_when_its_backend_starts() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "True"]
+
+
+# -- numpy, torch and tensorplug tensors, converted every way -------------------------------------
+
+DTYPES = ["float32", "float64", "int32", "int64", "bool"]
+
+
+def _values(dtype: str) -> np.ndarray:
+    return (np.arange(6).reshape(2, 3) % 3).astype(dtype)
+
+
+def _address(t: tp.Tensor) -> int:
+    """Where the tensor's storage starts in (host) memory."""
+    raw = t.raw
+    return int(raw.data_ptr()) if isinstance(raw, torch.Tensor) else int(np.asarray(raw).ctypes.data)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_from_dlpack_of_a_torch_tensor_shares_its_memory(backend: str, dtype: str) -> None:
+    tp.set_backend(backend)
+    source = torch.from_numpy(_values(dtype))
+    t = tp.from_dlpack(source)
+    assert (t.backend, t.dtype, t.shape) == (backend, dtype, (2, 3))
+    assert _address(t) == source.data_ptr()
+    np.testing.assert_array_equal(t.numpy(), _values(dtype))
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_torch_from_dlpack_of_a_tensor_shares_its_memory(backend: str, dtype: str) -> None:
+    tp.set_backend(backend)
+    t = tp.tensor(_values(dtype))
+    exported = torch.from_dlpack(t)
+    assert exported.dtype == getattr(torch, dtype)
+    assert exported.data_ptr() == _address(t)
+    np.testing.assert_array_equal(exported.numpy(), _values(dtype))
+    back = tp.from_dlpack(exported)  # and round again
+    assert back.dtype == dtype
+    assert _address(back) == _address(t)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tensor_of_a_torch_tensor_is_a_copy_with_its_dtype(backend: str, dtype: str) -> None:
+    tp.set_backend(backend)
+    source = torch.from_numpy(_values(dtype))
+    t = tp.tensor(source)
+    assert (t.backend, t.dtype) == (backend, dtype)
+    assert _address(t) != source.data_ptr()
+    source.zero_()  # the copy does not see later writes
+    np.testing.assert_array_equal(t.numpy(), _values(dtype))
+
+
+def test_torch_takes_read_only_numpy_storage_through_dlpack() -> None:
+    # numpy exports read-only arrays only to DLPack >= 1.0 consumers; torch 2.13 asks for max_version=(1, 0)
+    t = tp.broadcast_to(tp.tensor([1.0, 2.0]), (3, 2))  # the numpy kernel returns a read-only view
+    assert not np.asarray(t.raw).flags.writeable
+    exported = torch.from_dlpack(t)
+    assert exported.tolist() == [[1.0, 2.0]] * 3
+    assert exported.data_ptr() == _address(t)
+
+
+def test_tensor_and_from_dlpack_take_tensors_that_require_grad() -> None:
+    weight = torch.tensor([1.0, 2.0], requires_grad=True)
+    assert tp.tensor(weight).tolist() == [1.0, 2.0]
+    assert _address(tp.from_dlpack(weight)) == weight.data_ptr()
+    tp.set_backend("torch")
+    assert tp.tensor(weight).tolist() == [1.0, 2.0]
+    shared = tp.from_dlpack(weight)
+    assert shared.raw.data_ptr() == weight.data_ptr()
+    assert not shared.raw.requires_grad
+
+
+def test_torch_dtypes_tensorplug_lacks() -> None:
+    half = torch.tensor([1.5, 2.5], dtype=torch.float16)
+    for backend in ("numpy", "torch"):
+        tp.set_backend(backend)
+        assert tp.tensor(half).dtype == "float32"  # converted, as numpy arrays of float16 are
+        with pytest.raises(tp.DTypeError, match="float16"):
+            tp.from_dlpack(half)
+    with pytest.raises(tp.DTypeError, match="bfloat16"):
+        tp.tensor(torch.zeros(2, dtype=torch.bfloat16))
+
+
+def test_tensor_of_a_tensor_on_the_other_backend_moves_it_without_a_copy() -> None:
+    on_numpy = tp.tensor(np.arange(4.0))
+    tp.set_backend("torch")
+    moved = tp.tensor(on_numpy)
+    assert moved.backend == "torch"
+    assert on_numpy.backend == "numpy"
+    assert _address(moved) == _address(on_numpy)
+    tp.set_backend("numpy")
+    back = tp.tensor(moved)
+    assert back.backend == "numpy"
+    assert _address(back) == _address(on_numpy)
+
+
+def test_numpy_reads_torch_backend_tensors_in_place() -> None:
+    tp.set_backend("torch")
+    t = tp.tensor([1.0, 2.0, 3.0])
+    view = np.asarray(t, copy=False)
+    assert view.ctypes.data == t.raw.data_ptr()
+    assert not view.flags.writeable
+    assert np.array(t).flags.writeable
+
+
+def test_repr_names_the_backend_when_it_is_not_the_active_one() -> None:
+    tp.set_backend("torch")
+    t = tp.tensor([[1, 2], [3, 4]])
+    assert repr(t) == "tensor([[1, 2],\n        [3, 4]], dtype=int32)"
+    tp.set_backend("numpy")
+    assert repr(t) == "tensor([[1, 2],\n        [3, 4]], dtype=int32, backend='torch')"
+    assert str(t) == "[[1 2]\n [3 4]]"
+
+
+# -- indexing on the torch backend ---------------------------------------------------------------------
+
+A = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+_ = slice(None)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        1,
+        -1,
+        slice(None, None, -1),
+        (_, slice(3, 0, -2)),
+        (Ellipsis, None, slice(-1, None, -2)),
+        (0, _, [3, 0, -1]),
+        (_, [[2], [0]]),
+        (None, 1, Ellipsis, 0),
+    ],
+    ids=repr,
+)
+def test_indexing_on_torch_matches_numpy(key: object) -> None:
+    tp.set_backend("torch")
+    x = tp.tensor(A)
+    y = x[key]
+    assert isinstance(y.raw, torch.Tensor)
+    np.testing.assert_array_equal(y.numpy(), A[key])
+    y = x[tp.tensor([1, -2])]  # an index tensor stays on the device
+    np.testing.assert_array_equal(y.numpy(), A[[1, -2]])
+
+
+def test_indexing_on_torch_is_differentiable() -> None:
+    tp.set_backend("torch")
+    x = tp.tensor(np.linspace(-1.0, 1.0, 24).reshape(2, 3, 4))
+    tp.testing.check_grads(lambda t: t[:, ::-2, None, [3, 0, 3]], [x], order=2)
+    tp.testing.check_grads(lambda t: t[1, ..., 1:3], [x], order=2)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device visible to torch")
+def test_cuda_tensors_go_to_the_host_for_numpy_and_stay_on_the_device_for_torch() -> None:
+    source = torch.arange(4, dtype=torch.float32, device="cuda")
+    assert tp.tensor(source).tolist() == [0.0, 1.0, 2.0, 3.0]  # numpy backend: copied to the host
+    assert tp.from_dlpack(source).tolist() == [0.0, 1.0, 2.0, 3.0]
+    tp.set_backend("torch", device="cuda")
+    shared = tp.from_dlpack(source)
+    assert shared.raw.data_ptr() == source.data_ptr()
+    copied = tp.tensor(source)
+    assert copied.raw.is_cuda
+    assert copied.raw.data_ptr() != source.data_ptr()
+    assert "device='cuda:0'" in repr(copied)
+    with pytest.raises(tp.CopyError):
+        np.asarray(copied, copy=False)

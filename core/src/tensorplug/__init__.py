@@ -31,9 +31,11 @@ from tensorplug._engine import (
 )
 from tensorplug._errors import (
     BackendError,
+    CopyError,
     DTypeError,
     FallbackWarning,
     GradientError,
+    IndexingError,
     KernelError,
     KernelNotFoundError,
     NoBackendError,
@@ -42,6 +44,7 @@ from tensorplug._errors import (
     RegistrationError,
     ShapeError,
     TensorplugError,
+    UnsupportedOperationError,
 )
 from tensorplug._memory import memory
 from tensorplug._overrides import (
@@ -99,6 +102,7 @@ __all__ = [
     "Backend",
     "BackendError",
     "BackendSpec",
+    "CopyError",
     "Coverage",
     "CoverageRow",
     "DType",
@@ -107,6 +111,7 @@ __all__ = [
     "GradientError",
     "GradientSet",
     "GradientSpec",
+    "IndexingError",
     "KernelError",
     "KernelNotFoundError",
     "KernelSpec",
@@ -118,6 +123,7 @@ __all__ = [
     "ShapeError",
     "Tensor",
     "TensorplugError",
+    "UnsupportedOperationError",
     "Variable",
     "VariableGrads",
     "backend",

@@ -45,6 +45,18 @@ class DTypeError(TensorplugError, TypeError):
     """Arguments of an op have unsupported or incompatible dtypes."""
 
 
+class IndexingError(TensorplugError, IndexError):
+    """A tensor index is out of range, or of a kind tensor indexing does not support."""
+
+
+class UnsupportedOperationError(TensorplugError, TypeError):
+    """A tensor was asked for what it does not support: item assignment (tensors are immutable), say."""
+
+
+class CopyError(TensorplugError, ValueError):
+    """A copy was needed where the caller forbade one (``np.asarray(t, copy=False)`` of device memory, say)."""
+
+
 class PluginError(TensorplugError, RuntimeError):
     """A plugin failed to load (raised in strict mode; a warning otherwise)."""
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import itertools
 import math
 import weakref
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from tensorplug._errors import CopyError, ShapeError, TensorplugError, UnsupportedOperationError
 
 if TYPE_CHECKING:
     from tensorplug._backend import Backend
@@ -16,7 +19,8 @@ if TYPE_CHECKING:
 class Tensor:
     """An immutable n-dimensional array living on one backend.
 
-    Every operator goes through an op, and so through ``run_kernel``.
+    Every operator goes through an op, and so through ``run_kernel``;
+    indexing is NumPy's (ints, slices, ``None``, ``...`` and one integer array).
 
     >>> import tensorplug as tp
     >>> x = tp.tensor([[1.0, 2.0], [3.0, 4.0]])
@@ -24,6 +28,11 @@ class Tensor:
     [[3.0, 5.0], [7.0, 9.0]]
     >>> x.shape, x.dtype
     ((2, 2), 'float32')
+    >>> x[:, ::-1]  # doctest: +ELLIPSIS
+    tensor([[2., 1.],
+            [4., 3.]], dtype=float32...)
+    >>> print(x[1], f"{x[0, 1]:.2f}")
+    [3. 4.] 2.00
     """
 
     __slots__ = ("__weakref__", "_backend", "_data", "_dtype", "_tape")
@@ -35,7 +44,7 @@ class Tensor:
     _dtype: str | None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError("make tensors with tp.tensor(data, dtype=None), tp.zeros, tp.ones or tp.full")
+        raise UnsupportedOperationError("make tensors with tp.tensor(data, dtype=None), tp.zeros, tp.ones or tp.full")
 
     # -- metadata -----------------------------------------------------------
 
@@ -88,7 +97,7 @@ class Tensor:
     def item(self) -> bool | int | float:
         """The value of a one-element tensor as a Python scalar."""
         if self.size != 1:
-            raise ValueError(f"item(): the tensor has shape {self.shape} ({self.size} elements), not one element")
+            raise ShapeError(f"item(): the tensor has shape {self.shape} ({self.size} elements), not one element")
         value: bool | int | float = self.numpy().reshape(()).item()
         return value
 
@@ -96,26 +105,91 @@ class Tensor:
         return self.numpy().tolist()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """The values for numpy (``np.asarray(t)``, ``np.array(t)``), following numpy 2's ``copy`` protocol.
+
+        ``copy=None``: a read-only view where the backend allows, a copy otherwise;
+        ``copy=True``: a fresh, writable copy; ``copy=False``: never a copy, and a
+        CopyError where one is needed (device memory, another dtype).
+        """
+        if copy is False and not is_host_device(self.device):
+            raise CopyError(
+                f"np.asarray(copy=False) of {describe(self)} on backend {self.backend!r}, device {self.device!r}: "
+                "the values live in device memory, so reading them needs a copy; use copy=None or np.array(t)"
+            )
         array = self.numpy()
-        if dtype is not None:
-            array = array.astype(dtype)
+        if dtype is not None and np.dtype(dtype) != array.dtype:
+            if copy is False:
+                raise CopyError(
+                    f"np.asarray(copy=False, dtype={np.dtype(dtype)}) of {describe(self)}: changing the dtype needs "
+                    "a copy; use copy=None, or tp.cast first"
+                )
+            return array.astype(dtype)
         return array.copy() if copy else array
 
     def __repr__(self) -> str:
-        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
-        return f"tensor({body}, dtype={self.dtype}, backend={self.backend})"
+        """NumPy's array repr, named ``tensor``; the backend and device show when they are not the usual ones."""
+        return _repr(self, "tensor", [])
+
+    def __str__(self) -> str:
+        """The values as NumPy prints them: ``[1. 2.]``."""
+        if self.is_disposed:
+            return "<disposed tensor>"
+        return str(self.numpy())
+
+    def __format__(self, spec: str) -> str:
+        """``f"{t:.3f}"`` formats the value of a one-element tensor; an empty spec gives ``str(t)``."""
+        if not spec:
+            return str(self)
+        if self.size == 1:
+            return format(self.item(), spec)
+        raise UnsupportedOperationError(
+            f"format spec {spec!r} given for {describe(self)}: only one-element tensors take a format spec; "
+            "format t.item(), or each value of t.tolist()"
+        )
 
     def __bool__(self) -> bool:
         if self.size != 1:
-            raise ValueError(
+            raise ShapeError(
                 f"the truth value of a tensor of shape {self.shape} is ambiguous; use tp.all/tp.any or .item()"
             )
         return bool(self.item())
 
     def __len__(self) -> int:
         if not self.ndim:
-            raise TypeError("len() of a 0-d tensor")
+            raise UnsupportedOperationError(f"len() of a 0-d tensor ({describe(self)}); use .item() for its value")
         return int(self._data.shape[0])
+
+    # -- indexing -----------------------------------------------------------
+
+    def __getitem__(self, key: Any) -> Tensor:
+        """``t[key]`` as NumPy indexes: ints, slices, ``None``, ``...`` and one integer array (differentiable).
+
+        Lowered to one StridedSlice, plus a GatherV2 for an integer array.
+        Out-of-range and unsupported indices raise ``tp.IndexingError`` (an IndexError).
+
+        >>> import tensorplug as tp
+        >>> x = tp.tensor([[1, 2, 3], [4, 5, 6]])
+        >>> x[-1, ::2].tolist(), x[..., None, 0].tolist(), x[:, [2, 0]].tolist()
+        ([4, 6], [[1], [4]], [[3, 1], [6, 4]])
+        """
+        return _index.getitem(self, key)
+
+    def __iter__(self) -> Iterator[Tensor]:
+        """The sub-tensors along the first axis, ``t[0], t[1], ...`` (a 0-d tensor cannot be iterated)."""
+        if not self.ndim:
+            raise UnsupportedOperationError(f"iteration over a 0-d tensor ({describe(self)}); use .item()")
+        return map(self.__getitem__, range(self._data.shape[0]))
+
+    def __contains__(self, value: Any) -> bool:
+        """``value in t``: whether any element equals ``value`` (NumPy's ``(t == value).any()``)."""
+        return bool(_ops.any(_ops.equal(self, value)))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        raise UnsupportedOperationError(
+            f"{describe(self)} does not support item assignment: tensors are immutable. Make a new tensor "
+            "instead: tp.where(mask, new, t) to replace elements, tp.scatter_nd(indices, updates, shape) to "
+            "place values, or Variable.assign(new_value) to change a variable"
+        )
 
     def __float__(self) -> float:
         return float(self.item())
@@ -321,8 +395,6 @@ class Variable(Tensor):
         """Replace the value; the new value must have this variable's shape and dtype."""
         new = _ops.as_tensor(value, self.dtype)
         if new.shape != self.shape or new.dtype != self.dtype:
-            from tensorplug._errors import ShapeError
-
             raise ShapeError(
                 f"Variable {self.name!r}.assign(): value is {describe(new)}, the variable is {describe(self)}; "
                 "make a new variable to change shape or dtype"
@@ -334,12 +406,49 @@ class Variable(Tensor):
         return self
 
     def __repr__(self) -> str:
-        return f"Variable({self.name!r}, {Tensor.__repr__(self)})"
+        """A tensor's repr named ``variable``, with the name: ``variable([1., 2.], dtype=float32, name='w')``."""
+        return _repr(self, "variable", [f"name={self.name!r}"] + ([] if self.trainable else ["trainable=False"]))
 
 
 def live_variables() -> list[Variable]:
     """Every Variable still referenced somewhere, in creation order."""
     return list(_variables.values())
+
+
+def _repr(t: Tensor, name: str, extra: list[str]) -> str:
+    """NumPy's ``array_repr`` layout, as ``name(values, dtype=..., <placement>, <extra>)``."""
+    if t.is_disposed:
+        return f"<disposed {name}>"
+    array = t.numpy()
+    prefix = f"{name}("
+    if array.size or array.shape == (0,):
+        body = np.array2string(array, separator=", ", prefix=prefix, suffix=",")
+    else:
+        body = f"[], shape={array.shape}"  # as NumPy: the shape of an empty array would be lost otherwise
+    text = f"{prefix}{body},"
+    tail = ", ".join([f"dtype={t.dtype}", *_placement(t), *extra]) + ")"
+    last_line = len(text) - (text.rfind("\n") + 1)
+    if last_line + 1 + len(tail) > np.get_printoptions()["linewidth"]:
+        return f"{text}\n{' ' * len(prefix)}{tail}"
+    return f"{text} {tail}"
+
+
+def _placement(t: Tensor) -> list[str]:
+    """The backend when it is not the active one, and the device when it is not the host."""
+    from tensorplug._engine import engine
+
+    fields = []
+    active = engine.active
+    if active is None or active.name != t.backend:
+        fields.append(f"backend={t.backend!r}")
+    if not is_host_device(t.device):
+        fields.append(f"device={t.device!r}")
+    return fields
+
+
+def is_host_device(device: str) -> bool:
+    """Whether a backend's device name means host memory ("cpu", "CPU:0")."""
+    return device.lower().startswith("cpu")
 
 
 def describe(t: Any) -> str:
@@ -358,8 +467,6 @@ class _DisposedStorage:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):  # introspection (doctest, copy, pickle) asks for dunders: plain "absent"
             raise AttributeError(name)
-        from tensorplug._errors import TensorplugError
-
         raise TensorplugError("this tensor was disposed (Tensor.dispose()); it can no longer be used")
 
 
@@ -386,4 +493,5 @@ _DISPOSED_STORAGE: Any = _DisposedStorage()
 _DISPOSED_BACKEND: Any = _DisposedBackend()
 
 
-from tensorplug import ops as _ops  # noqa: E402  (the operators above need the ops)
+from tensorplug import _index  # noqa: E402  (indexing and the operators above need the ops)
+from tensorplug import ops as _ops  # noqa: E402

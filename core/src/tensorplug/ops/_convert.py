@@ -11,8 +11,8 @@ import numpy as np
 from tensorplug import _dtypes
 from tensorplug import kernel_names as K
 from tensorplug._engine import dispatch, engine, run_kernel
-from tensorplug._errors import DTypeError, ShapeError, TensorplugError
-from tensorplug._tensor import Tensor, describe
+from tensorplug._errors import BackendError, DTypeError, ShapeError, TensorplugError
+from tensorplug._tensor import Tensor, describe, is_host_device
 
 _new = object.__new__
 
@@ -31,10 +31,14 @@ def from_host(array: np.ndarray) -> Tensor:
 
 
 def tensor(data: Any, dtype: Any = None) -> Tensor:
-    """Make a tensor from a Python scalar, nested lists, a numpy array, or a Tensor.
+    """Make a tensor on the active backend from a Python scalar, nested lists, a numpy array, a Tensor,
+    or any DLPack producer (a torch tensor, say).
 
-    Python floats become float32 and ints int32 (as in TensorFlow.js); numpy
-    arrays keep their dtype when it is supported.
+    Python floats become float32 and ints int32 (as in TensorFlow.js); arrays
+    keep their dtype when it is supported. The data is copied, as ``np.array``
+    and ``torch.tensor`` copy (a device array is copied on its device when the
+    active backend lives there too); ``tp.from_dlpack`` shares memory instead.
+    A Tensor on another backend is moved to the active one.
 
     >>> import tensorplug as tp
     >>> tp.tensor([1, 2, 3]).dtype
@@ -45,13 +49,16 @@ def tensor(data: Any, dtype: Any = None) -> Tensor:
     if isinstance(data, Tensor):
         if dtype is not None and _dtypes.check_dtype(dtype, "tensor()") != data.dtype:
             return cast(data, dtype)
+        backend = engine.active or engine.ensure_active()
         t = _new(Tensor)  # a plain Tensor sharing the storage (a snapshot of a Variable, say)
-        t._data = data._data
-        t._backend = data._backend
+        t._data = data._data if data._backend is backend else backend.move_from(data._data, data._backend)
+        t._backend = backend
         t._tape = None
         t._dtype = data._dtype
         return t
     checked = None if dtype is None else _dtypes.check_dtype(dtype, "tensor()")
+    if hasattr(type(data), "__dlpack__") and not isinstance(data, np.ndarray | np.generic):
+        return _copy_of_producer(data, checked)
     try:
         array = _dtypes.host_array(data, checked)
     except TensorplugError:
@@ -64,18 +71,157 @@ def tensor(data: Any, dtype: Any = None) -> Tensor:
 
 
 def from_dlpack(obj: Any) -> Tensor:
-    """A tensor on the active backend from any DLPack producer (a torch tensor, a numpy array, ...).
+    """A tensor on the active backend sharing the memory of a DLPack producer (a torch tensor, a numpy array, ...).
 
-    Zero-copy where the active backend and the producer's device allow (the
-    tensor then shares the producer's memory); a copy otherwise.
+    Zero-copy where the active backend and the producer's device allow; a
+    copy otherwise (device memory for a host backend is copied to the host).
+    Writes to the producer afterwards show through: use ``tp.tensor`` for a copy.
+
+    >>> import numpy as np, tensorplug as tp
+    >>> tp.from_dlpack(np.arange(3.0)).tolist()
+    [0.0, 1.0, 2.0]
     """
     backend = engine.active or engine.ensure_active()
+    producer = _exportable(obj)
+    if _dlpack_device("from_dlpack()", producer)[0] != _DL_CPU and is_host_device(backend.device):
+        raw = backend.from_host(_host_copy("from_dlpack()", producer))
+    else:
+        try:
+            raw = backend.from_dlpack(producer)
+        except TensorplugError:
+            raise
+        except Exception as exc:
+            raise BackendError(
+                f"from_dlpack(): backend {backend.name!r} (device {backend.device!r}) cannot take "
+                f"{_producer_text(producer)}: {type(exc).__name__}: {exc}"
+            ) from exc
+    return _checked(_wrap(raw, backend), "from_dlpack()", producer)
+
+
+# -- DLPack producers ---------------------------------------------------------------
+
+_DL_CPU = 1  # DLPack's kDLCPU device type
+
+
+def _copy_of_producer(obj: Any, dtype: str | None) -> Tensor:
+    """``tensor()`` of a DLPack producer: a copy, made on the producer's device when the backend lives there."""
+    backend = engine.active or engine.ensure_active()
+    producer = _exportable(obj)
+    on_host = _dlpack_device("tensor()", producer)[0] == _DL_CPU
+    if on_host or is_host_device(backend.device):
+        host = _host_view(producer) if on_host else _host_copy("tensor()", producer)
+        try:
+            return from_host(_dtypes.host_array(host, dtype))  # copies, and converts dtypes as for numpy arrays
+        except TensorplugError:
+            raise
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise DTypeError(
+                f"tensor(): cannot convert {_producer_text(producer)} to a tensor of dtype {dtype or 'inferred'}: {exc}"
+            ) from exc
+    try:
+        raw = backend.from_dlpack(_CopyRequest(producer))
+    except TensorplugError:
+        raise
+    except Exception as exc:
+        raise BackendError(
+            f"tensor(): backend {backend.name!r} (device {backend.device!r}) cannot take "
+            f"{_producer_text(producer)}: {type(exc).__name__}: {exc}"
+        ) from exc
+    t = _checked(_wrap(raw, backend), "tensor()", producer)
+    return t if dtype is None else cast(t, dtype)
+
+
+class _CopyRequest:
+    """A DLPack producer asked for a copy (DLPack's ``copy=True``), which it makes where its memory lives."""
+
+    def __init__(self, producer: Any) -> None:
+        self.producer = producer
+
+    def __dlpack_device__(self) -> Any:
+        return self.producer.__dlpack_device__()
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.producer.__dlpack__(**{**kwargs, "copy": True})
+
+
+def _exportable(obj: Any) -> Any:
+    """``obj``, detached when it is a torch-style tensor that requires grad (those refuse DLPack export)."""
+    if getattr(obj, "requires_grad", False) is True and callable(getattr(obj, "detach", None)):
+        return obj.detach()
+    return obj
+
+
+def _dlpack_device(op: str, obj: Any) -> tuple[int, int]:
+    """The producer's DLPack device as (device type, device id)."""
+    try:
+        device_type, device_id = obj.__dlpack_device__()
+        return int(device_type), int(device_id)
+    except Exception as exc:
+        raise DTypeError(
+            f"{op}: expects a DLPack producer (an object with __dlpack__ and __dlpack_device__, such as a torch "
+            f"tensor or a numpy array), got {type(obj).__name__} ({type(exc).__name__}: {exc})"
+        ) from exc
+
+
+def _host_view(obj: Any) -> np.ndarray:
+    """A numpy view of a host producer's memory."""
+    try:
+        return np.from_dlpack(obj)
+    except Exception as exc:
+        raise DTypeError(f"tensor(): numpy cannot read {_producer_text(obj)} through DLPack: {exc}") from exc
+
+
+def _host_copy(op: str, obj: Any) -> np.ndarray:
+    """A host copy of a producer's device memory: asked for through DLPack (``dl_device=CPU``), else by ``.cpu()``."""
+    try:
+        return np.from_dlpack(obj, device="cpu")  # type: ignore[call-arg,unused-ignore]  # numpy >= 2.1
+    except Exception as exc:
+        error = exc
+    to_cpu = getattr(obj, "cpu", None)  # torch, cupy-style producers; numpy < 2.1 takes no device
+    if callable(to_cpu):
+        try:
+            return np.from_dlpack(to_cpu())
+        except Exception as exc:
+            error = exc
+    raise BackendError(
+        f"{op}: {_producer_text(obj)} lives in device memory and cannot be copied to the host for the "
+        f"{(engine.active or engine.ensure_active()).name!r} backend ({type(error).__name__}: {error}); "
+        "move it to the CPU first, or switch to a backend on its device"
+    ) from error
+
+
+# DLPack's device types, for messages.
+_DL_DEVICES = {1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal", 10: "rocm", 13: "cuda_mem"}
+
+
+def _producer_text(obj: Any) -> str:
+    """``a torch.Tensor on cuda:0``: what a DLPack producer is and where its memory lives, for messages."""
+    try:
+        device_type, device_id = (int(v) for v in obj.__dlpack_device__())
+        where = f"{_DL_DEVICES.get(device_type, f'DLPack device type {device_type}')}:{device_id}"
+    except Exception:
+        where = "an unknown device"
+    dtype = getattr(obj, "dtype", None)
+    of = "" if dtype is None else f" of dtype {dtype}"
+    return f"a {type(obj).__module__}.{type(obj).__qualname__}{of} on {where}"
+
+
+def _wrap(raw: Any, backend: Any) -> Tensor:
     t = _new(Tensor)
-    t._data = backend.from_dlpack(obj)
+    t._data = raw
     t._backend = backend
     t._tape = None
     t._dtype = None
-    _dtypes.check_dtype(t.dtype, "from_dlpack()")
+    return t
+
+
+def _checked(t: Tensor, op: str, producer: Any) -> Tensor:
+    dtype = t.dtype
+    if dtype not in _dtypes.DTYPES:
+        raise DTypeError(
+            f"{op}: {_producer_text(producer)} has dtype {dtype}; tensorplug supports {', '.join(_dtypes.DTYPES)}: "
+            "cast it to one of those first"
+        )
     return t
 
 

@@ -62,13 +62,15 @@ class TorchBackend(Backend):
         return raw.detach().cpu().numpy()  # type: ignore[no-any-return]  # a view on the CPU, a copy from a GPU
 
     def dtype_of(self, raw: Any) -> str:
-        return NAMES[raw.dtype]
+        name = NAMES.get(raw.dtype)
+        return name if name is not None else str(raw.dtype).removeprefix("torch.")  # the core refuses it by name
 
     def shape_of(self, raw: Any) -> tuple[int, ...]:
         return tuple(raw.shape)
 
     def from_dlpack(self, obj: Any) -> Any:
-        raw = torch_from_dlpack(obj).detach()
+        """Zero-copy on this backend's device (a torch tensor is taken as it is); a copy from another device."""
+        raw = obj.detach() if isinstance(obj, torch.Tensor) else torch_from_dlpack(obj)
         return raw if raw.device == self.torch_device else raw.to(self.torch_device)
 
     def move_from(self, raw: Any, source: Backend) -> Any:
