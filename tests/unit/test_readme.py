@@ -31,3 +31,6 @@ def test_readme_python_blocks_run(capsys: pytest.CaptureFixture[str]) -> None:
     assert "True [4.0, 6.0]" in out
     assert "[[3.0, 0.0], [3.0, 0.0]]" in out  # the gradient through an indexing
     assert "0.0 [1. 2.]" in out  # Adam found the least-squares solution
+    assert "[3. 4.] [[2. 1.]\n [4. 3.]] [[1. 3.]]" in out  # indexing as numpy does it
+    assert "[1. 1.]\n[1. 1.]\n" in out  # the overridden Relu gradient, then the clipped custom gradient
+    assert "[0. 0. 1.]" in out
