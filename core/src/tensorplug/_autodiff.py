@@ -151,35 +151,40 @@ def _backprop(records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: Tensor
     """
     grads: dict[int, Tensor] = {id(y): dy}
     path, reachable = _path(records, xs, y)
-    for record in path:
-        outputs = record.outputs
-        if len(outputs) == 1:
-            upstream: Any = grads.get(id(outputs[0]))
-            if upstream is None:
-                continue
-        else:
-            dys = [grads.get(id(o)) for o in outputs]
-            if all(d is None for d in dys):
-                continue
-            upstream = [d if d is not None else zeros_like(o) for d, o in zip(dys, outputs, strict=True)]
-        results = _call_gradient(record, upstream)
-        for (name, value), g in zip(record.inputs.items(), results, strict=True):
-            if g is None:
-                continue
-            if isinstance(value, Tensor):
-                if id(value) in reachable:
-                    _accumulate(grads, record, name, value, g)
-                continue
-            if callable(g):
-                g = g()
-            if not isinstance(g, list | tuple) or len(g) != len(value):
-                raise GradientError(
-                    f"the gradient of kernel {record.kernel_name!r} for list input {name!r} must be a list "
-                    f"of {len(value)} entries, got {type(g).__name__}"
-                )
-            for i, (u, gu) in enumerate(zip(value, g, strict=True)):
-                if gu is not None and id(u) in reachable:
-                    _accumulate(grads, record, f"{name}[{i}]", u, gu)
+    outer = state.gradient_of  # a backprop inside a gradient (higher order) restores the outer one
+    try:
+        for record in path:
+            outputs = record.outputs
+            if len(outputs) == 1:
+                upstream: Any = grads.get(id(outputs[0]))
+                if upstream is None:
+                    continue
+            else:
+                dys = [grads.get(id(o)) for o in outputs]
+                if all(d is None for d in dys):
+                    continue
+                upstream = [d if d is not None else zeros_like(o) for d, o in zip(dys, outputs, strict=True)]
+            state.gradient_of = record.kernel_name  # what observers (profile, debug) see as the backward phase
+            results = _call_gradient(record, upstream)
+            for (name, value), g in zip(record.inputs.items(), results, strict=True):
+                if g is None:
+                    continue
+                if isinstance(value, Tensor):
+                    if id(value) in reachable:
+                        _accumulate(grads, record, name, value, g)
+                    continue
+                if callable(g):
+                    g = g()
+                if not isinstance(g, list | tuple) or len(g) != len(value):
+                    raise GradientError(
+                        f"the gradient of kernel {record.kernel_name!r} for list input {name!r} must be a list "
+                        f"of {len(value)} entries, got {type(g).__name__}"
+                    )
+                for i, (u, gu) in enumerate(zip(value, g, strict=True)):
+                    if gu is not None and id(u) in reachable:
+                        _accumulate(grads, record, f"{name}[{i}]", u, gu)
+    finally:
+        state.gradient_of = outer
     return [grads.get(id(x)) for x in xs]
 
 

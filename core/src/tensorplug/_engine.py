@@ -30,6 +30,7 @@ from tensorplug._errors import (
     TensorplugError,
     warn,
 )
+from tensorplug._observe import ObservedKernel
 from tensorplug._registry import (
     RUNTIME,
     BackendSpec,
@@ -63,6 +64,7 @@ class Engine:
         self.tables: dict[str, dict[str, KernelFunc]] = {}
         self.fallback_tables: set[str] = set()  # backends whose table holds a fallback wrapper
         self.fallback_warned: set[tuple[str, str]] = set()  # (kernel, backend) pairs already warned about
+        self.observing = 0  # active kernel observers (tp.profile, tp.debug): while > 0, kernels are wrapped
         self.lock = threading.RLock()
         kernel_registry.on_change(self._kernel_changed)
 
@@ -209,6 +211,24 @@ class Engine:
 
     # -- kernels ----------------------------------------------------------
 
+    def observe(self, delta: int) -> None:
+        """Count an observer in (+1) or out (-1); the tables are rebuilt, wrapped or not, when it matters."""
+        with self.lock:
+            before = self.observing
+            self.observing += delta
+            if (before == 0) != (self.observing == 0):
+                for backend_name in list(self.tables):
+                    self._reset_table(backend_name)
+                self.fallback_tables.clear()
+
+    def _cache(self, backend_name: str, name: str, fn: KernelFunc) -> KernelFunc:
+        """Put ``fn`` in the backend's dispatch table (wrapped for the observers, if any) and return it."""
+        with self.lock:
+            if self.observing:
+                fn = ObservedKernel(name, fn)
+            self.tables.setdefault(backend_name, {})[name] = fn
+        return fn
+
     def _kernel_changed(self, key: Hashable) -> None:
         assert isinstance(key, tuple)
         with self.lock:
@@ -246,11 +266,9 @@ class Engine:
                 f"kernel {name!r} for backend {backend.name!r} (from {spec.source}) could not be imported "
                 f"from {spec.kernel!r}: {type(exc).__name__}: {exc}"
             ) from exc
-        with self.lock:
-            self.tables.setdefault(backend.name, {})[name] = fn
-        return fn
+        return self._cache(backend.name, name, fn)
 
-    def fallback_kernel(self, name: str, backend: Backend) -> FallbackKernel:
+    def fallback_kernel(self, name: str, backend: Backend) -> KernelFunc:
         """A kernel of ``backend`` that runs kernel ``name`` on the first backend of its fallback chain having it.
 
         Raises KernelNotFoundError when no backend of the chain has it, and
@@ -270,8 +288,9 @@ class Engine:
             fn = self.tables.get(target_name, {}).get(name)
             if fn is None:
                 fn = self.resolve_kernel(name, target)
+            if isinstance(fn, ObservedKernel):
+                fn = fn.fn  # observed once, as the home backend's kernel
             wrapper = FallbackKernel(name, fn, backend, target)
-            self.tables.setdefault(backend.name, {})[name] = wrapper
             self.fallback_tables.add(backend.name)
             if (name, backend.name) not in self.fallback_warned:
                 self.fallback_warned.add((name, backend.name))
@@ -283,7 +302,7 @@ class Engine:
                     FallbackWarning,
                     stacklevel=6,
                 )
-            return wrapper
+            return self._cache(backend.name, name, wrapper)
 
     def _fallback_with(self, name: str, backend_name: str) -> str | None:
         """The first backend of ``backend_name``'s fallback chain that has kernel ``name`` (None if none has)."""

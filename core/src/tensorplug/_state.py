@@ -40,11 +40,14 @@ Python-level ``__new__`` (the recording hot path)."""
 
 
 class ThreadState(threading.local):
-    """What is per thread: the recording tape (None while not recording or in no_grad), and the
-    gradient overrides of the enclosing scopes (kernel name -> GradientSpec, None outside any scope)."""
+    """What is per thread: the recording tape (None while not recording or in no_grad), the gradient
+    overrides of the enclosing scopes (kernel name -> GradientSpec, None outside any scope), the kernel
+    observers, and which kernel's gradient backprop is computing."""
 
     tape: Tape | None = None
     overrides: dict[str, Any] | None = None
+    observers: tuple[Any, ...] | None = None  # kernel observers of this thread (tp.profile, tp.debug)
+    gradient_of: str | None = None  # during backprop: the kernel whose gradient is being computed
 
 
 state = ThreadState()

@@ -1,0 +1,105 @@
+"""Kernel observers: what ``tp.profile``, ``tp.time`` and debug mode see of every kernel call.
+
+Observing costs nothing while nobody observes: the dispatch tables then hold
+the kernels themselves. While at least one observer is active anywhere, the
+engine wraps each kernel it resolves in an :class:`ObservedKernel`, which
+times the call and hands a :class:`KernelCall` to the observers of the
+calling thread (and to the process-wide ones, such as ``TENSORPLUG_DEBUG``);
+a thread with no observer pays one thread-local read per kernel.
+
+An observer may raise (debug mode does, at the first NaN): the error
+reaches the caller of the op, as a kernel's own error would.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from tensorplug._state import state
+
+if TYPE_CHECKING:
+    from tensorplug._backend import Backend
+
+KernelFunc = Any
+
+
+@dataclass(frozen=True)
+class KernelCall:
+    """One kernel call as an observer sees it: raw inputs and outputs, wall time, and where it ran."""
+
+    kernel: str
+    backend: Backend
+    inputs: dict[str, Any]  # input name -> raw storage (or a list of raw storage)
+    attrs: dict[str, Any]
+    outputs: tuple[Any, ...]  # raw storage, one per output
+    seconds: float  # wall time of the kernel; includes the device's work when an observer synchronises
+    gradient_of: str | None  # None in the forward pass; in backprop, the kernel whose gradient made this call
+
+
+class Observer(Protocol):
+    """Anything with ``kernel_ran(call)``; ``synchronize = True`` makes timings wait for the device."""
+
+    synchronize: bool
+
+    def kernel_ran(self, call: KernelCall) -> None: ...
+
+
+everywhere: list[Observer] = []  # observers of every thread (debug mode set by the environment)
+
+
+class ObservedKernel:
+    """A kernel wrapped so that the active observers see each call."""
+
+    __slots__ = ("fn", "name")
+
+    def __init__(self, name: str, fn: KernelFunc) -> None:
+        self.name = name
+        self.fn = fn
+
+    def __call__(self, inputs: dict[str, Any], attrs: dict[str, Any], backend: Backend) -> Any:
+        observers = state.observers
+        if everywhere:
+            observers = (*(observers or ()), *everywhere)
+        if not observers:
+            return self.fn(inputs, attrs, backend)
+        synchronize = any(o.synchronize for o in observers)
+        if synchronize:
+            backend.synchronize()  # the device's queued work is not this kernel's
+        start = time.perf_counter()
+        out = self.fn(inputs, attrs, backend)
+        if synchronize:
+            backend.synchronize()
+        seconds = time.perf_counter() - start
+        outputs = tuple(out) if type(out) is tuple or type(out) is list else (out,)
+        call = KernelCall(self.name, backend, inputs, attrs, outputs, seconds, state.gradient_of)
+        for observer in observers:
+            observer.kernel_ran(call)
+        return out
+
+    def __repr__(self) -> str:
+        return f"<ObservedKernel {self.name!r}: {self.fn!r}>"
+
+
+@contextlib.contextmanager
+def observing(observer: Observer, all_threads: bool = False) -> Iterator[None]:
+    """Let ``observer`` see every kernel call of this thread (of every thread with ``all_threads``) in the block."""
+    from tensorplug._engine import engine
+
+    engine.observe(+1)
+    saved = state.observers
+    if all_threads:
+        everywhere.append(observer)
+    else:
+        state.observers = (*(saved or ()), observer)
+    try:
+        yield
+    finally:
+        if all_threads:
+            everywhere.remove(observer)
+        else:
+            state.observers = saved
+        engine.observe(-1)
