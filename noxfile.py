@@ -45,7 +45,7 @@ PYTEST = ["pytest>=8", "hypothesis>=6"]
 @nox.session
 def tests(session: nox.Session) -> None:
     """The core with the NumPy backend: unit tests, gradient checks, doctests."""
-    session.install(CORE, NUMPY, *PYTEST)
+    session.install(f"{CORE}[bench]", NUMPY, *PYTEST)  # [bench]: HIPS autograd, timed for comparison
     session.run("pytest", "tests/unit", *session.posargs)
     session.run("pytest", "--doctest-modules", "--pyargs", "tensorplug", "tensorplug_numpy", "-p", "no:cacheprovider")
 
@@ -120,7 +120,7 @@ def lint(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     """mypy --strict over the core and the NumPy backend."""
     session.install(*CONSTRAINTS, "torch==2.13.0")
-    session.install(*CONSTRAINTS, "mypy>=1.10", "pytest>=8", CORE, NUMPY, TORCH, GRADS_EXTRA, ARRAY_API)
+    session.install(*CONSTRAINTS, "mypy>=1.10", "pytest>=8", f"{CORE}[plot]", NUMPY, TORCH, GRADS_EXTRA, ARRAY_API)
     session.run(
         "mypy",
         "--strict",

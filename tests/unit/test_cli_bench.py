@@ -144,3 +144,12 @@ def test_a_wrong_kernel_fails_its_workloads_and_the_others_still_run(twin: str) 
     assert result.failures[0].startswith("grad of sum(tanh(x*w+b)), 1 element on backend 'twin': BenchCheckError")
     assert "grad of sum(tanh(x*w+b)), 1 element" not in {row.workload for row in result.rows}
     assert len(result.rows) == len(NUMPY_ROWS) - 1
+
+
+def test_hips_autograd_is_timed_for_comparison_when_installed() -> None:
+    pytest.importorskip("autograd", reason="HIPS autograd is optional (nox -s tests installs it)")
+    result = workloads.bench_autograd(QUICK)
+    assert result.backend == "HIPS autograd"
+    assert [row.workload for row in result.rows] == [name for name in NUMPY_ROWS if "grad" in name or "MLP" in name]
+    assert all(row.reference > 0 and row.tensorplug > 0 and row.target is None for row in result.rows)
+    assert {row.reference_name for row in result.rows} == {"NumPy by hand"}

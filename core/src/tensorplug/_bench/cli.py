@@ -24,6 +24,9 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="tiny loop counts and few repeats: a smoke test")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON instead of a table")
     parser.add_argument("--output", type=Path, metavar="FILE.md", help="also write the results as markdown there")
+    parser.add_argument(
+        "--no-autograd", action="store_true", help="leave out HIPS autograd (timed for comparison when installed)"
+    )
     parser.set_defaults(command_line=None)
 
 
@@ -35,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     missed is reported, not an error: timings depend on the machine.
     """
     import tensorplug as tp
-    from tensorplug._bench import report, timing, workloads
+    from tensorplug._bench import references, report, timing, workloads
 
     settings = timing.QUICK if args.quick else timing.FULL
     results = report.Results(settings, args.command_line or command_line(args), load_before=report.load_average())
@@ -61,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
         runnable.append(name)
     for name in runnable:
         results.backends.append(workloads.bench_backend(name, settings))
+    if not args.backends and not args.no_autograd and references.autograd_available():
+        results.backends.append(workloads.bench_autograd(settings))  # for comparison, as issue 8's table has it
     results.import_row = workloads.bench_import(settings)
 
     if args.json:

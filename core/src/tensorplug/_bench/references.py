@@ -187,6 +187,64 @@ class NumpyReference:
         return NumpyMLP(problem)
 
 
+# -- HIPS autograd (optional: pip install autograd) --------------------------------------------------------------------
+
+
+def autograd_available() -> bool:
+    """Whether HIPS autograd can be imported (it is an optional comparison, never a requirement)."""
+    import importlib.util
+
+    return importlib.util.find_spec("autograd") is not None
+
+
+def autograd_small_grad() -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    """d/dx sum(tanh(x * w + b)) by HIPS autograd: ``f(x, w, b)``."""
+    import autograd
+    import autograd.numpy as anp
+
+    return autograd.grad(lambda x, w, b: anp.sum(anp.tanh(x * w + b)))  # type: ignore[no-any-return]
+
+
+class AutogradMLP:
+    """The same SGD step with HIPS autograd computing the gradients (its tape records NumPy calls)."""
+
+    def __init__(self, problem: MLPProblem) -> None:
+        import autograd
+        import autograd.numpy as anp
+
+        self.problem = problem
+        self.params: list[np.ndarray] = []
+        layers = len(problem.weights) // 2
+
+        def loss(params: list[Any]) -> Any:
+            h = problem.x
+            for i in range(layers):
+                h = anp.dot(h, params[2 * i]) + params[2 * i + 1]
+                if i < layers - 1:
+                    h = anp.maximum(h, 0.0)
+            shifted = h - anp.max(h, axis=1, keepdims=True)
+            log_probs = shifted - anp.log(anp.sum(anp.exp(shifted), axis=1, keepdims=True))
+            return -anp.sum(log_probs * problem.onehot) / h.shape[0]
+
+        self.value_and_grad = autograd.value_and_grad(loss)
+        self.reset()
+
+    def reset(self) -> None:
+        self.params = [p.copy() for p in self.problem.weights]
+
+    def step(self) -> float:
+        value, grads = self.value_and_grad(self.params)
+        rate = np.float32(self.problem.learning_rate)
+        for p, g in zip(self.params, grads, strict=True):
+            p -= rate * g
+        return float(value)
+
+    def loss_and_weights(self) -> tuple[float, list[np.ndarray]]:
+        self.reset()
+        loss = self.step()
+        return loss, [p.copy() for p in self.params]
+
+
 # -- raw PyTorch eager -----------------------------------------------------------------------------------------------
 
 

@@ -15,7 +15,7 @@ import pluggy
 
 import tensorplug as tp
 from tensorplug._bench.timing import Settings
-from tensorplug._bench.workloads import RECORDS_PER_SCOPE, BackendResult, Row
+from tensorplug._bench.workloads import AUTOGRAD, RECORDS_PER_SCOPE, BackendResult, Row
 
 
 @dataclass
@@ -108,6 +108,12 @@ def references_text(results: Results) -> list[str]:
     """What each backend was measured against, one line each."""
     lines = []
     for result in results.backends:
+        if result.backend == AUTOGRAD:
+            lines.append(
+                f"- {AUTOGRAD} (installed, so timed for comparison; not a tensorplug backend): its rows hold "
+                "autograd's own time in the tensorplug column, against NumPy by hand"
+            )
+            continue
         if result.reference == "raw NumPy" and result.backend != "numpy":
             how = "raw NumPy (the reference for every backend other than torch)"
         elif result.reference == "raw PyTorch eager":

@@ -10,6 +10,7 @@ each is checked to compute what its reference computes.
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
@@ -21,9 +22,12 @@ import tensorplug as tp
 from tensorplug._autodiff import _Scope
 from tensorplug._backend import Backend
 from tensorplug._bench.references import (
+    AutogradMLP,
     MLPProblem,
     MLPStep,
+    NumpyReference,
     Reference,
+    autograd_small_grad,
     make_problem,
     one_element,
     reference_for,
@@ -302,6 +306,36 @@ def bench_backend(name: str, settings: Settings) -> BackendResult:
     finally:
         if previous is not None:
             tp.set_backend(previous.name)
+
+
+AUTOGRAD = "HIPS autograd"
+
+
+def bench_autograd(settings: Settings) -> BackendResult:
+    """HIPS autograd on the workloads it can do (gradients and MLP steps) against NumPy by hand, for comparison.
+
+    It runs on NumPy's CPU arrays, so its rows sit beside the numpy backend's:
+    the same reference, the same problems.
+    """
+    reference = NumpyReference()
+    rows = []
+    x, w, b = one_element(0.3), one_element(-1.2), one_element(0.4)
+    announce(f"{SMALL_GRAD} with {AUTOGRAD}")
+    timed, expected = reference.small_grad(x, w, b)
+    df = autograd_small_grad()
+    if not np.allclose(df(x, w, b), expected, rtol=1e-5):
+        raise BenchCheckError(f"{SMALL_GRAD}: {AUTOGRAD} gives {df(x, w, b)!r}, {timed.name} gives {expected!r}")
+    candidate = Workload("df(x, w, b)", {"df": df, "x": x, "w": w, "b": b})
+    rows.append(Row(AUTOGRAD, "cpu", SMALL_GRAD, timed.name, *compare(timed.workload, candidate, settings)))
+    for workload, (sizes, batch) in MLPS.items():
+        announce(f"{workload} with {AUTOGRAD}")
+        problem = make_problem(sizes, batch)
+        by_hand, with_autograd = reference.mlp(problem), AutogradMLP(problem)
+        check_same_step(workload, AUTOGRAD, reference.mlp_name, by_hand, with_autograd)
+        hand = Workload("model.step()", {"model": by_hand}, around=functools.partial(restarted, by_hand))
+        ag = Workload("model.step()", {"model": with_autograd}, around=functools.partial(restarted, with_autograd))
+        rows.append(Row(AUTOGRAD, "cpu", workload, reference.mlp_name, *compare(hand, ag, settings)))
+    return BackendResult(AUTOGRAD, "cpu", reference.name, rows, [])
 
 
 def bench_import(settings: Settings) -> Row:
