@@ -59,10 +59,10 @@ def _input_tensors(record: Record) -> list[Tensor]:
     """Every input tensor of a record, list inputs flattened."""
     tensors = []
     for value in record.inputs.values():
-        if isinstance(value, Tensor):
-            tensors.append(value)
-        else:
+        if type(value) is list or type(value) is tuple:
             tensors.extend(value)
+        else:
+            tensors.append(value)
     return tensors
 
 
@@ -71,19 +71,21 @@ def _path(records: list[Record], xs: Sequence[Tensor], y: Tensor) -> tuple[list[
     tensors that depend on ``xs`` (only those need gradients)."""
     reachable = {id(x) for x in xs}
     forward = []
-    for record in records:
+    for record in records:  # forward: keep the records that read a tensor depending on xs
         for t in _input_tensors(record):
             if id(t) in reachable:
                 forward.append(record)
-                reachable.update(id(o) for o in record.outputs)
+                for o in record.outputs:
+                    reachable.add(id(o))
                 break
     needed = {id(y)}
     path = []
-    for record in reversed(forward):
+    for record in reversed(forward):  # backward: keep those whose outputs y depends on
         for o in record.outputs:
             if id(o) in needed:
                 path.append(record)
-                needed.update(id(t) for t in _input_tensors(record) if id(t) in reachable)
+                for t in _input_tensors(record):
+                    needed.add(id(t))  # a superset of what matters: only outputs are looked up
                 break
     return path, reachable
 
@@ -118,11 +120,12 @@ def _describe_inputs(record: Record) -> str:
 def _call_gradient(record: Record, dy: Any) -> list[Any]:
     """Call the record's gradient and return one entry per input name, in input order."""
     spec = _gradient_spec(record)
-    fn = resolve(spec.grad, f"gradient of {record.kernel_name!r}")
-    saved = [record.inputs[name] for name in spec.inputs_to_save]
-    for index in spec.outputs_to_save:
-        saved.append(record.outputs[index])
-    result = fn(dy, tuple(saved), record.attrs)
+    fn = spec.grad
+    if isinstance(fn, str):
+        fn = resolve(fn, f"gradient of {record.kernel_name!r}")
+    inputs, outputs = record.inputs, record.outputs
+    saved = (*[inputs[name] for name in spec.inputs_to_save], *[outputs[index] for index in spec.outputs_to_save])
+    result = fn(dy, saved, record.attrs)
     names = list(record.inputs)
     if isinstance(result, dict):
         unknown = set(result) - set(names)
