@@ -120,7 +120,7 @@ def lint(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     """mypy --strict over the core and the NumPy backend."""
     session.install(*CONSTRAINTS, "torch==2.13.0")
-    session.install(*CONSTRAINTS, "mypy>=1.10", "pytest>=8", CORE, NUMPY, TORCH, GRADS_EXTRA, ARRAY_API)
+    session.install(*CONSTRAINTS, "mypy>=1.10", "pytest>=8", f"{CORE}[plot]", NUMPY, TORCH, GRADS_EXTRA, ARRAY_API)
     session.run(
         "mypy",
         "--strict",
