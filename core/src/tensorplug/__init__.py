@@ -56,6 +56,8 @@ from tensorplug._overrides import (
     use_gradients,
 )
 from tensorplug._plugins import PluginInfo, plugins
+from tensorplug._profile import KernelProfile, KernelSummary, Profile, Timing, profile
+from tensorplug._profile import time as time  # public as tp.time, but not in __all__ (see below)
 from tensorplug._registration import (
     get_gradient,
     get_kernel,
@@ -113,16 +115,20 @@ __all__ = [
     "GradientSpec",
     "IndexingError",
     "KernelError",
+    "KernelProfile",
+    "KernelSummary",
     "KernelNotFoundError",
     "KernelSpec",
     "NoBackendError",
     "PluginError",
     "PluginInfo",
     "PluginWarning",
+    "Profile",
     "RegistrationError",
     "ShapeError",
     "Tensor",
     "TensorplugError",
+    "Timing",
     "UnsupportedOperationError",
     "Variable",
     "VariableGrads",
@@ -153,6 +159,7 @@ __all__ = [
     "no_grad",
     "ops",
     "plugins",
+    "profile",
     "register_backend",
     "register_gradient",
     "register_gradient_set",
@@ -173,6 +180,7 @@ __all__ = [
     "variable_grads",
 ]
 __all__ += ops.__all__
+# tp.time is public but stays out of __all__: `from tensorplug import *` must not shadow the time module.
 
 from tensorplug._plugins import load_plugins as _load_plugins  # noqa: E402
 

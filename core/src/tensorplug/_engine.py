@@ -535,6 +535,8 @@ def _failure_message(
         else:
             parts.append(f"{key}={describe(t)}")
     fn = engine.tables.get(backend.name, {}).get(name)
+    if isinstance(fn, ObservedKernel):  # while observed (tp.profile, tp.debug), the table holds the kernel wrapped
+        fn = fn.fn
     where = repr(backend.name)
     if isinstance(fn, FallbackKernel):
         where += f" (run on its fallback backend {fn.target.name!r})"
