@@ -34,3 +34,5 @@ def test_readme_python_blocks_run(capsys: pytest.CaptureFixture[str]) -> None:
     assert "[3. 4.] [[2. 1.]\n [4. 3.]] [[1. 3.]]" in out  # indexing as numpy does it
     assert "[1. 1.]\n[1. 1.]\n" in out  # the overridden Relu gradient, then the clipped custom gradient
     assert "[0. 0. 1.]" in out
+    assert "['BatchMatMul', 'Square', 'Mean']" in out  # what tp.profile saw of the forward pass
+    assert "True\n" in out
