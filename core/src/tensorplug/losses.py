@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from tensorplug._autodiff import custom_grad
@@ -83,12 +84,14 @@ def _softmax_cross_entropy_with_logits(labels: Tensor, logits: Tensor) -> Tensor
         log_probs = log_softmax(logits, -1)
         value = sum(neg(mul(log_probs, labels)), -1)
 
-        def grad_fn(dy: Tensor) -> tuple[Tensor, Tensor]:
+        def grad_fn(dy: Tensor) -> tuple[Callable[[], Tensor], Callable[[], Tensor]]:
             dy = reshape(dy, (*dy.shape, 1))
-            d_labels = mul(dy, neg(log_probs))
-            # softmax - labels for rows of labels that sum to 1; exact for any labels
-            d_logits = mul(dy, sub(mul(exp(log_probs), sum(labels, -1, keepdims=True)), labels))
-            return d_labels, d_logits
+            # Lazy entries: computed only for the inputs that need a gradient (labels rarely do).
+            return (
+                lambda: mul(dy, neg(log_probs)),
+                # softmax - labels for rows of labels that sum to 1; exact for any labels
+                lambda: mul(dy, sub(mul(exp(log_probs), sum(labels, -1, keepdims=True)), labels)),
+            )
 
         return value, grad_fn
 

@@ -268,7 +268,8 @@ def cast(x: Any, dtype: Any) -> Tensor:
 
 def binary_operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
     """Convert and promote two operands to one dtype, and check that their shapes broadcast."""
-    a, b = promote_operands(op, a, b)
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype == b.dtype):
+        a, b = promote_operands(op, a, b)  # (two tensors of one dtype, the common case, need nothing of it)
     sa, sb = a._data.shape, b._data.shape
     if sa != sb:
         try:
