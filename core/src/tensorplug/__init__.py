@@ -6,7 +6,9 @@
 [2.0, 4.0, 6.0]
 """
 
-from tensorplug import datasets, kernel_names, losses, ops, testing, train
+from typing import TYPE_CHECKING, Any
+
+from tensorplug import kernel_names, losses, ops
 from tensorplug._autodiff import (
     VariableGrads,
     custom_grad,
@@ -18,7 +20,6 @@ from tensorplug._autodiff import (
     variable_grads,
 )
 from tensorplug._backend import Backend
-from tensorplug._coverage import Coverage, CoverageRow, coverage
 from tensorplug._dtypes import DTYPES, DType, bool_, float32, float64, int32, int64
 from tensorplug._engine import (
     backend,
@@ -56,8 +57,6 @@ from tensorplug._overrides import (
     use_gradients,
 )
 from tensorplug._plugins import PluginInfo, plugins
-from tensorplug._profile import KernelProfile, KernelSummary, Profile, Timing, profile
-from tensorplug._profile import time as time  # public as tp.time, but not in __all__ (see below)
 from tensorplug._registration import (
     get_gradient,
     get_kernel,
@@ -85,6 +84,42 @@ from tensorplug.ops._random import *  # noqa: F403
 from tensorplug.ops._reduction import *  # noqa: F403
 from tensorplug.ops._shape import *  # noqa: F403
 from tensorplug.ops._unary import *  # noqa: F403
+
+# Loaded on first use (``tp.train``, ``tp.profile``...), so that ``import tensorplug`` stays cheap: each of
+# these modules costs milliseconds of dataclass and class creation that most programs never need.
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "coverage": ("tensorplug._coverage", "coverage"),
+    "Coverage": ("tensorplug._coverage", "Coverage"),
+    "CoverageRow": ("tensorplug._coverage", "CoverageRow"),
+    "datasets": ("tensorplug.datasets", None),
+    "testing": ("tensorplug.testing", None),
+    "train": ("tensorplug.train", None),
+    "profile": ("tensorplug._profile", "profile"),
+    "time": ("tensorplug._profile", "time"),  # public as tp.time, but not in __all__ (it would shadow `time`)
+    "Profile": ("tensorplug._profile", "Profile"),
+    "KernelProfile": ("tensorplug._profile", "KernelProfile"),
+    "KernelSummary": ("tensorplug._profile", "KernelSummary"),
+    "Timing": ("tensorplug._profile", "Timing"),
+}
+
+if TYPE_CHECKING:
+    from tensorplug import datasets, testing, train
+    from tensorplug._coverage import Coverage, CoverageRow, coverage
+    from tensorplug._profile import KernelProfile, KernelSummary, Profile, Timing, profile
+    from tensorplug._profile import time as time
+
+
+def __getattr__(name: str) -> Any:
+    """Import a lazily loaded attribute (see ``_LAZY``) the first time it is asked for."""
+    import importlib
+
+    if name not in _LAZY:
+        raise AttributeError(f"module 'tensorplug' has no attribute {name!r}")
+    module_name, attribute = _LAZY[name]
+    module = importlib.import_module(module_name)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
 
 
 def variable(initial_value: object, trainable: bool = True, name: str | None = None, dtype: object = None) -> Variable:

@@ -57,7 +57,7 @@ class _Scope:
 
 def _input_tensors(record: Record) -> list[Tensor]:
     """Every input tensor of a record, list inputs flattened."""
-    tensors = []
+    tensors: list[Tensor] = []
     for value in record.inputs.values():
         if type(value) is list or type(value) is tuple:
             tensors.extend(value)
@@ -120,7 +120,7 @@ def _describe_inputs(record: Record) -> str:
 def _call_gradient(record: Record, dy: Any) -> list[Any]:
     """Call the record's gradient and return one entry per input name, in input order."""
     spec = _gradient_spec(record)
-    fn = spec.grad
+    fn: Any = spec.grad  # not None: _gradient_spec refuses not-differentiable kernels
     if isinstance(fn, str):
         fn = resolve(fn, f"gradient of {record.kernel_name!r}")
     inputs, outputs = record.inputs, record.outputs
