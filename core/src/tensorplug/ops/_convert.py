@@ -315,8 +315,23 @@ def promote_operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
     return a, b
 
 
+_BROADCASTS: dict[tuple[Sequence[int], ...], tuple[int, ...]] = {}  # shapes -> their broadcast (successes only)
+_CACHE_MAX = 4096
+
+
 def broadcast_shapes(op: str, *shapes: Sequence[int]) -> tuple[int, ...]:
     """The broadcast of ``shapes`` (NumPy rules), or a ShapeError naming the op and the shapes."""
+    cached = _BROADCASTS.get(shapes)
+    if cached is not None:
+        return cached
+    result = _broadcast(op, shapes)
+    if len(_BROADCASTS) >= _CACHE_MAX:
+        _BROADCASTS.clear()
+    _BROADCASTS[shapes] = result
+    return result
+
+
+def _broadcast(op: str, shapes: tuple[Sequence[int], ...]) -> tuple[int, ...]:
     ndim = max(len(s) for s in shapes)
     result = []
     for i in range(-ndim, 0):
@@ -342,8 +357,25 @@ def to_float(x: Tensor) -> Tensor:
     return x if _dtypes.is_floating(x.dtype) else cast(x, _dtypes.DEFAULT_FLOAT)
 
 
+_AXES: dict[tuple[Any, int], tuple[int, ...]] = {}  # (axis, ndim) -> normalized axes (successes only)
+
+
 def normalize_axes(op: str, axis: Any, ndim: int) -> tuple[int, ...]:
     """``axis`` (None, an int, or a sequence of ints) as a sorted tuple of non-negative axes."""
+    key = (axis, ndim) if axis is None or type(axis) is int or type(axis) is tuple else None
+    if key is not None:
+        cached = _AXES.get(key)
+        if cached is not None:
+            return cached
+    result = _normalize_axes(op, axis, ndim)
+    if key is not None:
+        if len(_AXES) >= _CACHE_MAX:
+            _AXES.clear()
+        _AXES[key] = result
+    return result
+
+
+def _normalize_axes(op: str, axis: Any, ndim: int) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
     axes = [axis] if isinstance(axis, int | np.integer) else list(axis)

@@ -27,9 +27,14 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False)
     >>> tp.matmul(tp.ones((2, 3)), tp.ones((3, 4))).shape
     (2, 4)
     """
-    a, b = promote_operands("matmul", a, b)
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype == b.dtype):
+        a, b = promote_operands("matmul", a, b)
     if a.dtype == "bool":
         raise DTypeError(f"matmul: expects numeric tensors, got {describe(a)} and {describe(b)}")
+    sa, sb = a._data.shape, b._data.shape
+    if len(sa) == 2 and len(sb) == 2 and sa[0 if transpose_a else 1] == sb[1 if transpose_b else 0]:
+        # two matrices whose inner dimensions agree (the common case): nothing to reshape or broadcast
+        return dispatch(K.BATCH_MAT_MUL, {"a": a, "b": b}, {"transpose_a": transpose_a, "transpose_b": transpose_b})
     if a.ndim == 0 or b.ndim == 0:
         raise ShapeError(f"matmul: operands must have at least one dimension, got {describe(a)} and {describe(b)}")
     squeeze_a, squeeze_b = a.ndim == 1, b.ndim == 1

@@ -107,16 +107,16 @@ def sum_to_shape(dy: Tensor, shape: tuple[int, ...]) -> Tensor:
 
     Used by the gradients of broadcasting kernels.
     """
-    if dy.shape == shape:
+    dy_shape = tuple(dy._data.shape)
+    if dy_shape == shape:
         return dy
     from tensorplug.ops._reduction import sum as sum_
 
-    lead = dy.ndim - len(shape)
-    axes = tuple(builtins.range(lead)) + tuple(
-        lead + i for i, d in enumerate(shape) if d == 1 and dy.shape[lead + i] != 1
-    )
-    reduced = sum_(dy, axes) if axes else dy
-    return reshape(reduced, shape)
+    lead = len(dy_shape) - len(shape)
+    stretched = tuple(lead + i for i, d in enumerate(shape) if d == 1 and dy_shape[lead + i] != 1)
+    if not stretched:  # only leading axes were added (a bias, say): summing them away gives the shape
+        return sum_(dy, tuple(builtins.range(lead)))
+    return reshape(sum_(dy, tuple(builtins.range(lead)) + stretched), shape)
 
 
 def squeeze(x: Any, axis: Any = None) -> Tensor:
