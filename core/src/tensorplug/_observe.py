@@ -16,8 +16,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from tensorplug._state import state
 
@@ -27,8 +26,7 @@ if TYPE_CHECKING:
 KernelFunc = Any
 
 
-@dataclass(frozen=True)
-class KernelCall:
+class KernelCall(NamedTuple):
     """One kernel call as an observer sees it: raw inputs and outputs, wall time, and where it ran."""
 
     kernel: str
