@@ -53,14 +53,14 @@ def entry_points(group: str, path: list[str] | None = None) -> list[EntryPoint]:
         for entry in entries:
             if not entry.name.endswith((".dist-info", ".egg-info")):
                 continue
-            dist, version = _name_and_version(entry.path, entry.name)
-            key = normalize(dist)
+            key = normalize(entry.name.rsplit(".", 1)[0].partition("-")[0])  # the folder names the distribution
             if key in seen:
-                continue
+                continue  # an earlier folder on the path shadows it, as for imports
             seen.add(key)
             text = _read(os.path.join(entry.path, "entry_points.txt"))
             if text is None or header not in text:
                 continue
+            dist, version = _name_and_version(entry.path, entry.name)  # read only for the plugins' distributions
             found.extend(EntryPoint(n, v, dist, version) for n, v in _section(text, group))
     return found
 
