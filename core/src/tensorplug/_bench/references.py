@@ -151,10 +151,13 @@ class NumpyMLP:
             grads[2 * i + 1] = dz.sum(axis=0)
             if i > 0:
                 dz = (dz @ params[2 * i].T) * (pre_activations[i - 1] > 0)
-        # SGD update, in place
-        for p, g in zip(params, grads, strict=True):
-            p -= self.learning_rate * g
+        self.update(grads)
         return float(loss)
+
+    def update(self, grads: list[np.ndarray]) -> None:
+        """The SGD update, in place."""
+        for p, g in zip(self.params, grads, strict=True):
+            p -= self.learning_rate * g
 
     def loss_and_weights(self) -> tuple[float, list[np.ndarray]]:
         self.reset()

@@ -16,6 +16,7 @@ import pluggy
 import tensorplug as tp
 from tensorplug._bench.timing import Settings
 from tensorplug._bench.workloads import AUTOGRAD, RECORDS_PER_SCOPE, BackendResult, Row
+from tensorplug._profile import format_seconds as format_time
 
 
 @dataclass
@@ -37,19 +38,6 @@ class Results:
     @property
     def failures(self) -> list[str]:
         return [failure for result in self.backends for failure in result.failures]
-
-
-def format_time(seconds: float) -> str:
-    """A duration with three significant digits in a fitting unit.
-
-    >>> format_time(3.2e-7), format_time(0.00125), format_time(2.0)
-    ('0.32 µs', '1.25 ms', '2 s')
-    """
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.3g} µs"
-    if seconds < 1.0:
-        return f"{seconds * 1e3:.3g} ms"
-    return f"{seconds:.3g} s"
 
 
 HEADER = ["backend", "workload", "reference", "reference median", "tensorplug median", "ratio", "target", "met"]
