@@ -28,7 +28,7 @@ from tensorplug._errors import DTypeError, IndexingError, KernelError, ShapeErro
 from tensorplug._tensor import Tensor, describe
 from tensorplug.ops._binary import add, less, where
 from tensorplug.ops._convert import from_host
-from tensorplug.ops._indexing import gather
+from tensorplug.ops._indexing import canonical_slice_attrs, gather
 from tensorplug.ops._shape import transpose
 
 SUPPORTED = "ints, slices, None, ... and one integer array (a list, a numpy array or an int tensor) per index"
@@ -172,17 +172,7 @@ def _lower(x: Tensor, shape: tuple[int, ...], items: tuple[Any, ...]) -> tuple[d
             axis += 1
             out_axis += 1
     triples.extend((0, d, 1) for d in shape[axis:])
-    attrs = {
-        "begin": tuple(t[0] for t in triples),
-        "end": tuple(t[1] for t in triples),
-        "strides": tuple(t[2] for t in triples),
-        "begin_mask": 0,
-        "end_mask": end_bits,
-        "ellipsis_mask": 0,
-        "new_axis_mask": new_bits,
-        "shrink_axis_mask": shrink_bits,
-    }
-    return attrs, gathered
+    return canonical_slice_attrs(triples, end_bits, new_bits, shrink_bits), gathered
 
 
 class _Gathered(NamedTuple):

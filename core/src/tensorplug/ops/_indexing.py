@@ -192,6 +192,23 @@ class SliceSpec(NamedTuple):
 _MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
 
 
+def canonical_slice_attrs(
+    entries: Sequence[tuple[int, int, int]], end_bits: int, new_bits: int, shrink_bits: int
+) -> dict[str, Any]:
+    """StridedSlice attrs in the canonical form kernels get: explicit (begin, end, stride) per entry, no begin or
+    ellipsis mask; ``end_bits`` marks entries running to the end (a negative stride past index 0)."""
+    return {
+        "begin": tuple(e[0] for e in entries),
+        "end": tuple(e[1] for e in entries),
+        "strides": tuple(e[2] for e in entries),
+        "begin_mask": 0,
+        "end_mask": end_bits,
+        "ellipsis_mask": 0,
+        "new_axis_mask": new_bits,
+        "shrink_axis_mask": shrink_bits,
+    }
+
+
 def slice_spec(op: str, shape: tuple[int, ...], attrs: dict[str, Any]) -> SliceSpec:
     """Resolve TensorFlow's strided-slice spec (begin, end, strides and the five masks) against ``shape``.
 
@@ -259,16 +276,7 @@ def slice_spec(op: str, shape: tuple[int, ...], attrs: dict[str, Any]) -> SliceS
             last = 0
         entries.append((first, last, step))
         selected.append((first, count, step))
-    canonical = {
-        "begin": tuple(e[0] for e in entries),
-        "end": tuple(e[1] for e in entries),
-        "strides": tuple(e[2] for e in entries),
-        "begin_mask": 0,
-        "end_mask": end_bits,
-        "ellipsis_mask": 0,
-        "new_axis_mask": new_bits,
-        "shrink_axis_mask": shrink_bits,
-    }
+    canonical = canonical_slice_attrs(entries, end_bits, new_bits, shrink_bits)
     starts, counts, steps = (tuple(column) for column in zip(*selected, strict=True)) if selected else ((), (), ())
     return SliceSpec(canonical, starts, counts, steps, tuple(out_shape))
 
