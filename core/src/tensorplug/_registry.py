@@ -12,8 +12,8 @@ from __future__ import annotations
 import importlib
 import threading
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Generic, TypeVar
+from dataclasses import dataclass, replace
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from tensorplug._errors import RegistrationError
 
@@ -115,11 +115,16 @@ class GradientSpec:
 S = TypeVar("S", KernelSpec, GradientSpec)
 
 
-@dataclass(order=True)
-class _Entry(Generic[S]):
+class _Entry(NamedTuple, Generic[S]):
+    """One spec in a key's stack; stacks are ordered by (layer, rank), ties by insertion."""
+
     layer: int
     rank: int
-    spec: S = field(compare=False)
+    spec: S
+
+
+def _precedence(entry: _Entry[Any]) -> tuple[int, int]:
+    return entry.layer, entry.rank
 
 
 class LayeredRegistry(Generic[S]):
@@ -149,7 +154,7 @@ class LayeredRegistry(Generic[S]):
             stack = list(self._stacks.get(key, ()))
             previous = stack[-1].spec if stack else None
             stack.append(_Entry(layer, rank, spec))
-            stack.sort()
+            stack.sort(key=_precedence)  # stable: of equal precedence, the later one is on top
             self._stacks[key] = stack
             on_top = stack[-1].spec is spec
         self._changed(key)
