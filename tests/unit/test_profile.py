@@ -48,7 +48,7 @@ F3 = {"a": (3,), "b": (3,)}
 F3_DTYPES = {"a": "float32", "b": "float32"}
 # sum(tanh(x * w)) and its gradient with respect to x and w, both of shape (3,):
 #   forward: Multiply, Tanh, Sum (to a 0-d tensor); then the seed of backprop, ones like the 0-d result.
-#   Sum's gradient: dy reshaped to (1,) (the summed axis kept) and broadcast to (3,).
+#   Sum's gradient: the 0-d dy broadcast to (3,) (a full reduction needs no reshape first).
 #   Tanh's gradient: dy * (1 - y**2): Square, Sub (1.0 is a 0-d tensor), Multiply.
 #   Multiply's gradient: dy * w for x, then dy * x for w (no sum_to_shape kernel: the shapes already match).
 EXPECTED = [
@@ -57,8 +57,7 @@ EXPECTED = [
     ("Tanh", "forward", {"x": (3,)}, {"x": "float32"}, [(3,)], 12),
     ("Sum", "forward", {"x": (3,)}, {"x": "float32"}, [()], 4),
     ("OnesLike", "forward", {"x": ()}, {"x": "float32"}, [()], 4),
-    ("Reshape", "backward:Sum", {"x": ()}, {"x": "float32"}, [(1,)], 4),
-    ("BroadcastTo", "backward:Sum", {"x": (1,)}, {"x": "float32"}, [(3,)], 12),
+    ("BroadcastTo", "backward:Sum", {"x": ()}, {"x": "float32"}, [(3,)], 12),
     ("Square", "backward:Tanh", {"x": (3,)}, {"x": "float32"}, [(3,)], 12),
     ("Sub", "backward:Tanh", {"a": (), "b": (3,)}, F3_DTYPES, [(3,)], 12),
     ("Multiply", "backward:Tanh", F3, F3_DTYPES, [(3,)], 12),
@@ -79,9 +78,9 @@ def test_forward_and_backward_kernels_with_shapes_dtypes_bytes_and_phase() -> No
         assert k.new_tensors == 1
         assert k.seconds > 0
         assert k.ms == pytest.approx(k.seconds * 1e3)
-    assert p.kernel_names == ["Multiply", "Tanh", "Sum", "OnesLike", "Reshape", "BroadcastTo", "Square", "Sub"]
-    assert p.new_tensors == 11
-    assert p.new_bytes == 8 * 12 + 3 * 4
+    assert p.kernel_names == ["Multiply", "Tanh", "Sum", "OnesLike", "BroadcastTo", "Square", "Sub"]
+    assert p.new_tensors == 10
+    assert p.new_bytes == 8 * 12 + 2 * 4
     assert 0 < p.peak_bytes <= p.new_bytes
     assert p.kernel_seconds == pytest.approx(sum(k.seconds for k in p.kernels))
     assert 0 < p.kernel_seconds <= p.wall_seconds
@@ -412,9 +411,9 @@ def test_summary_rows_add_up_the_calls_of_each_kernel_most_time_first() -> None:
     assert [row.seconds for row in rows] == sorted((row.seconds for row in rows), reverse=True)
     assert sum(row.new_bytes for row in rows) == p.new_bytes
     lines = str(p).splitlines()
-    assert len(lines) == 1 + 11 + 3 + 1 + len(rows)  # header, kernels, blank + totals + blank, header, rows
-    assert lines[5].split()[:2] == ["Reshape", "backward:Sum"]
-    assert "11 kernel calls:" in lines[13]
+    assert len(lines) == 1 + 10 + 3 + 1 + len(rows)  # header, kernels, blank + totals + blank, header, rows
+    assert lines[5].split()[:2] == ["BroadcastTo", "backward:Sum"]
+    assert "10 kernel calls:" in lines[12]
 
 
 # -- tp.time ----------------------------------------------------------------------------------------------------------

@@ -31,8 +31,15 @@ from tensorplug.ops import sum as sum_
 
 
 def _expand(dy: Tensor, x_shape: tuple[int, ...], attrs: dict[str, Any]) -> Tensor:
-    """``dy`` reshaped to keep the reduced axes (as size 1) and broadcast to the input's shape."""
-    kept = tuple(1 if i in attrs["axis"] else d for i, d in enumerate(x_shape))
+    """``dy`` reshaped to keep the reduced axes (as size 1) and broadcast to the input's shape.
+
+    When the reduced axes are the leading ones (a full reduction, a sum over the batch), broadcasting alone
+    puts ``dy`` back in place: no Reshape kernel.
+    """
+    axes = attrs["axis"]
+    if attrs["keep_dims"] or tuple(axes) == tuple(range(len(axes))):
+        return broadcast_to(dy, x_shape)
+    kept = tuple(1 if i in axes else d for i, d in enumerate(x_shape))
     return broadcast_to(reshape(dy, kept), x_shape)
 
 
