@@ -274,3 +274,9 @@ def test_variables_assign_and_check() -> None:
     snapshot = tp.tensor(w)
     w.assign([0.0, 0.0])
     assert snapshot.tolist() == [5.0, 6.0]
+
+
+def test_an_axis_that_is_not_ints_gets_the_ops_error_even_when_unhashable() -> None:
+    # normalized axes are cached, keyed by the axis: an unhashable one must still reach the op's own check
+    with pytest.raises(TypeError, match=r"sum: axis must be an int, a sequence of ints, or None; got \(\[0\],\)"):
+        tp.sum(tp.ones((2, 3)), axis=([0],))

@@ -362,7 +362,8 @@ _AXES: dict[tuple[Any, int], tuple[int, ...]] = {}  # (axis, ndim) -> normalized
 
 def normalize_axes(op: str, axis: Any, ndim: int) -> tuple[int, ...]:
     """``axis`` (None, an int, or a sequence of ints) as a sorted tuple of non-negative axes."""
-    key = (axis, ndim) if axis is None or type(axis) is int or type(axis) is tuple else None
+    plain = axis is None or type(axis) is int or (type(axis) is tuple and all(type(a) is int for a in axis))
+    key = (axis, ndim) if plain else None  # only plain ints are keys: anything else may not even be hashable
     if key is not None:
         cached = _AXES.get(key)
         if cached is not None:
