@@ -170,16 +170,14 @@ def train(settings: Settings, out: TextIO | None = None) -> Result:
         loss_sum = tp.tensor(0.0)
         hits = tp.tensor(0)
         for done, (start, stop) in enumerate(batches, start=1):
-            x = tp.slice(x_epoch, [start, 0], [stop - start, -1])
-            onehot = tp.slice(onehot_epoch, [start, 0], [stop - start, -1])
-            loss, logits = step(model, optimizer, x, onehot, settings.label_smoothing)
+            batch, onehot = x_epoch[start:stop], onehot_epoch[start:stop]
+            loss, logits = step(model, optimizer, batch, onehot, settings.label_smoothing)
             with tp.no_grad():  # running totals stay on the device: read back only to draw the bar
                 loss_sum = loss_sum + loss * (stop - start)
-                hits = hits + correct(logits, tp.slice(y_epoch, [start], [stop - start]))
-            if progress is not None and progress.live:
-                seen = stop
-                speed = seen / max(time.perf_counter() - epoch_start, 1e-9)
-                progress.update(epoch, done / len(batches), loss_sum.item() / seen, hits.item() / seen, speed)
+                hits = hits + correct(logits, y_epoch[start:stop])
+            if progress is not None and progress.live:  # `stop` examples seen so far in this epoch
+                speed = stop / max(time.perf_counter() - epoch_start, 1e-9)
+                progress.update(epoch, done / len(batches), loss_sum.item() / stop, hits.item() / stop, speed)
         with tp.no_grad():
             held_out = correct(model(x_test), y_test).item() / len(test_rows)
         seconds = time.perf_counter() - epoch_start

@@ -14,7 +14,7 @@ from dataclasses import asdict
 from typing import Any
 
 from tensorplug._coverage import coverage, text_table
-from tensorplug._engine import engine
+from tensorplug._engine import INSTALL_HINT, engine
 from tensorplug._errors import BackendError
 from tensorplug._overrides import gradient_sets
 from tensorplug._plugins import ENV_ALLOW, ENV_DISABLE, ENV_STRICT, plugins
@@ -42,16 +42,7 @@ def collect(initialise: bool = False) -> dict[str, Any]:
         "backends": [_backend(name) for name in engine.names()],
         "default_backend": _default_backend(initialise),
         "gradient_sets": [{"name": s.name, "source": s.source, "description": s.description} for s in gradient_sets()],
-        "kernels": [
-            {
-                "kernel": row.kernel,
-                "backends": row.backends,
-                "gradient": row.gradient,
-                "differentiable": row.differentiable,
-                "shadows": list(row.shadows),
-            }
-            for row in cover.rows
-        ],
+        "kernels": [asdict(row) for row in cover.rows],
         "summary": cover.summary(),
     }
 
@@ -92,7 +83,7 @@ def _default_backend(initialised: bool) -> dict[str, Any]:
     """Which backend ops use, and why (as far as it is known without initialising one)."""
     names = engine.names()
     if not names:
-        return {"name": None, "reason": "no backend is installed: pip install tensorplug-numpy (or tensorplug-torch)"}
+        return {"name": None, "reason": f"no backend is installed: {INSTALL_HINT}"}
     if engine.active is not None:
         active = engine.active.name
         above = names[: names.index(active)] if active in names else []
