@@ -282,6 +282,15 @@ def binary_operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
     return a, b
 
 
+def promote_all(values: Sequence[Any]) -> list[Tensor]:
+    """A non-empty sequence of tensor-likes as tensors cast to their common dtype (NumPy's promotion table)."""
+    ts = [as_tensor(v) for v in values]
+    dtype = ts[0].dtype
+    for t in ts[1:]:
+        dtype = _dtypes.promote(dtype, t.dtype)
+    return [cast(t, dtype) for t in ts]
+
+
 def promote_operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
     """Convert two operands to tensors and promote them to one dtype.
 

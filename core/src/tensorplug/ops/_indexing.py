@@ -15,14 +15,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tensorplug import _dtypes
 from tensorplug import kernel_names as K
 from tensorplug._engine import dispatch
 from tensorplug._errors import ShapeError, TensorplugError
 from tensorplug._tensor import Tensor, describe
 from tensorplug.ops._convert import (
     as_tensor,
-    cast,
     check_indices,
     check_numeric,
     dispatch_several,
@@ -31,6 +29,7 @@ from tensorplug.ops._convert import (
     normalize_axes,
     normalize_axis,
     normalize_shape,
+    promote_all,
     scalar_of,
 )
 
@@ -58,11 +57,7 @@ def _tensor_list(op: str, tensors: Any) -> list[Tensor]:
         raise TensorplugError(f"{op}: expects a list of tensors, got {describe(tensors)}; wrap it in a list")
     if not tensors:
         raise TensorplugError(f"{op}: needs at least one tensor, got an empty list")
-    ts = [as_tensor(t) for t in tensors]
-    dtype = ts[0].dtype
-    for t in ts[1:]:
-        dtype = _dtypes.promote(dtype, t.dtype)
-    return [cast(t, dtype) for t in ts]
+    return promote_all(tensors)
 
 
 def _listed(ts: Sequence[Tensor]) -> str:

@@ -6,12 +6,11 @@ import string
 from collections.abc import Sequence
 from typing import Any
 
-from tensorplug import _dtypes
 from tensorplug import kernel_names as K
 from tensorplug._engine import dispatch
 from tensorplug._errors import DTypeError, ShapeError, TensorplugError
 from tensorplug._tensor import Tensor, describe
-from tensorplug.ops._convert import as_tensor, broadcast_shapes, cast, promote_operands
+from tensorplug.ops._convert import broadcast_shapes, promote_all, promote_operands
 from tensorplug.ops._shape import reshape
 
 __all__ = ["matmul", "einsum"]
@@ -81,13 +80,9 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         raise TypeError(f"einsum: the equation must be a str such as 'ij,jk->ik', got {type(equation).__name__}")
     if not operands:
         raise TensorplugError(f"einsum({equation!r}): needs at least one operand")
-    tensors = [as_tensor(x) for x in operands]
-    dtype = tensors[0].dtype
-    for t in tensors[1:]:
-        dtype = _dtypes.promote(dtype, t.dtype)
-    if dtype == "bool":
+    tensors = promote_all(operands)
+    if tensors[0].dtype == "bool":  # only when every operand is bool
         raise DTypeError(f"einsum: expects numeric tensors, got {', '.join(describe(t) for t in tensors)}")
-    tensors = [cast(t, dtype) for t in tensors]
     canonical = _explicit_equation(equation, [t.shape for t in tensors])
     return dispatch(K.EINSUM, {"tensors": tensors}, {"equation": canonical})
 
