@@ -268,8 +268,7 @@ def cast(x: Any, dtype: Any) -> Tensor:
 
 def binary_operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
     """Convert and promote two operands to one dtype, and check that their shapes broadcast."""
-    if not (isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype == b.dtype):
-        a, b = promote_operands(op, a, b)  # (two tensors of one dtype, the common case, need nothing of it)
+    a, b = promote_operands(op, a, b)
     sa, sb = a._data.shape, b._data.shape
     if sa != sb:
         try:
@@ -299,6 +298,8 @@ def promote_operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
     other operand's dtype, unless its kind is higher (a float meeting an
     integer tensor), in which case both take the default dtype of that kind.
     """
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype == b.dtype:
+        return a, b  # the common case: nothing to convert or promote
     weak_a = isinstance(a, bool | int | float)
     weak_b = isinstance(b, bool | int | float)
     if not isinstance(a, Tensor) and not weak_a:

@@ -26,8 +26,7 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False)
     >>> tp.matmul(tp.ones((2, 3)), tp.ones((3, 4))).shape
     (2, 4)
     """
-    if not (isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype == b.dtype):
-        a, b = promote_operands("matmul", a, b)
+    a, b = promote_operands("matmul", a, b)
     if a.dtype == "bool":
         raise DTypeError(f"matmul: expects numeric tensors, got {describe(a)} and {describe(b)}")
     sa, sb = a._data.shape, b._data.shape
