@@ -14,7 +14,6 @@ from tensorplug._registry import GradientSpec
 from tensorplug._tensor import Tensor
 from tensorplug.ops import (
     add,
-    cast,
     cos,
     cosh,
     div,
@@ -30,6 +29,7 @@ from tensorplug.ops import (
     sinh,
     sqrt,
     square,
+    step,
     sub,
     where,
     zeros_like,
@@ -52,9 +52,10 @@ def grad_zero(dy: Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> tupl
 def grad_relu(dy: Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> tuple[Tensor]:
     """dy times the step function of x, as TensorFlow.js: a multiplication by a 0/1 mask, not a select (NumPy's
     ``where`` costs 9x a multiplication on a random mask: 87 vs 10 µs for 128x256 float32), so an upstream NaN
-    still propagates where x <= 0."""
+    still propagates where x <= 0, and a NaN x gives a NaN gradient. The mask is one Step kernel, not a
+    comparison and a cast: one kernel fewer per layer in backprop."""
     (x,) = saved
-    return (mul(dy, cast(greater(x, 0), dy.dtype)),)
+    return (mul(dy, step(x)),)
 
 
 def grad_relu6(dy: Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> tuple[Tensor]:

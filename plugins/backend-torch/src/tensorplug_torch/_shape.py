@@ -59,7 +59,11 @@ def broadcast_to(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) ->
 def cast(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     # Float to int truncates toward zero, as numpy. NaN, inf and floats past the int's range are undefined in C:
     # on x86 CPUs both libraries give the int's minimum; other hardware (CUDA) may differ, and no case pins them.
-    return inputs["x"].to(DTYPES[attrs["dtype"]])
+    x = inputs["x"]
+    target = DTYPES[attrs["dtype"]]
+    if x.dtype is torch.bool and target is not torch.bool:
+        x = x.view(torch.uint8)  # the same bytes; torch casts from uint8 ~3x faster than from bool on the CPU
+    return x.to(target)
 
 
 def identity(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:

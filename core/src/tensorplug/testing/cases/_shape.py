@@ -104,6 +104,8 @@ CAST = [
     Case(K.CAST, lambda x: tp.cast(x, "bool"), (f64([0.5, 0.0, NAN]),), b8([True, False, True]),
          name="float-to-bool"),
     Case(K.CAST, lambda x: tp.cast(x, "float32"), (b8([True, False]),), f32([1.0, 0.0]), name="bool-to-float"),
+    Case(K.CAST, lambda x: tp.cast(tp.transpose(x), "float64"), (b8([[True, False, True], [False, False, True]]),),
+         f64([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0]]), name="bool-to-float-transposed"),
     Case(K.CAST, lambda x: tp.cast(x, "float32"), (f64([0.5, -2.25, NAN, INF, -INF]),),
          f32([0.5, -2.25, NAN, INF, -INF]), name="float64-to-float32"),
     Case(K.CAST, lambda x: tp.cast(x, "float64"), (f32([0.5, -2.25]),), f64([0.5, -2.25]),

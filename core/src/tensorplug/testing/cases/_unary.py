@@ -246,6 +246,13 @@ HAND = [
     Case(K.STEP, lambda x: tp.step(x, alpha=-0.5), (f64([[-2.0, 0.0], [0.1, 3.0]]),), f64([[-0.5, -0.5], [1.0, 1.0]]),
          name="float64-alpha"),
     Case(K.STEP, lambda x: tp.step(x, 0.5), (f32([NAN, INF, -INF]),), f32([NAN, 1.0, 0.5]), name="special"),
+    Case(K.STEP, tp.step, (f64([NAN, INF, -INF, -0.0, 5e-324, -5e-324]),), f64([NAN, 1.0, 0.0, 0.0, 1.0, 0.0]),
+         name="special-default-alpha"),
+    # a NaN among many values (the backends find NaN with a reduction first): only its own entry is NaN
+    Case(K.STEP, tp.step, (f32([[v if (i * 7 + j) % 97 else NAN for j, v in enumerate(np.linspace(-3, 3, 40))]
+                                for i in range(30)]),),
+         f32([[(1.0 if v > 0 else 0.0) if (i * 7 + j) % 97 else NAN for j, v in enumerate(np.linspace(-3, 3, 40))]
+              for i in range(30)]), name="nan-among-many"),
     Case(K.STEP, tp.step, (i32([-3, 0, 4]),), i32([0, 0, 1]), name="int32"),
     Case(K.STEP, lambda x: tp.step(x, -1), (i64([-3, 0, 4]),), i64([-1, -1, 1]), name="int64-alpha"),
     Case(K.STEP, tp.step, (f32(2.0),), f32(1.0), name="scalar"),
@@ -257,6 +264,9 @@ HAND = [
          match="alpha must be a real number", name="none-alpha"),
     Case(K.STEP, lambda x: tp.step(x, 0.2), (f64([-1.3, -0.2, 0.4, 2.0]),), f64([0.2, 0.2, 1.0, 1.0]), grad=True,
          name="grad"),
+    # relu's gradient is dy * step(x), as TensorFlow.js: 0 at and below 0, NaN at NaN
+    Case(K.RELU, lambda x: tp.grad(lambda v: tp.sum(tp.relu(v)))(x), (f32([NAN, -1.0, -0.0, 0.0, 1e-30, 2.0]),),
+         f32([NAN, 0.0, 0.0, 0.0, 1.0, 1.0]), name="gradient-at-nan-and-zero"),
     # -- clip_by_value: bounds included; NaN stays NaN ----------------------------------------------------------
     Case(K.CLIP_BY_VALUE, lambda x: tp.clip_by_value(x, -1.0, 2.5), (f32([-3.0, -1.0, 0.5, 2.5, 9.0]),),
          f32([-1.0, -1.0, 0.5, 2.5, 2.5]), name="float32"),
