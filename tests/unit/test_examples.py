@@ -35,3 +35,14 @@ def test_bench_quick_runs(tmp_path: Path) -> None:
     text = output.read_text(encoding="utf-8")
     assert "| workload |" in text
     assert "## Machine" in text
+
+
+def test_floors_quick_runs() -> None:
+    result = run_script(ROOT / "benchmarks" / "floors.py", "--quick")
+    assert result.returncode == 0, result.stdout + result.stderr
+    for line in ("least dispatch under the convention", "small grad, 1 element", "MLP 784-256-256-10 batch 128"):
+        assert line in result.stdout, result.stdout
+    # the kernel counts come from tp.profile of the very workloads: the small gradient runs 4 forward kernels,
+    # the OnesLike seed and at least the gradients of tanh and of the sum
+    small = next(row for row in result.stdout.splitlines() if "small grad" in row)
+    assert int(small.split()[-5]) >= 8, small
