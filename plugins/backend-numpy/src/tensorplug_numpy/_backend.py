@@ -46,3 +46,8 @@ class NumpyBackend(Backend):
 
     def nbytes(self, raw: Any) -> int:
         return int(raw.nbytes)
+
+    def all_finite(self, raw: Any) -> bool:
+        if raw.dtype.kind not in "fc":
+            return True  # integers and bools hold no NaN or inf
+        return bool(np.isfinite(raw).all())
