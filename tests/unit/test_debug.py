@@ -198,6 +198,12 @@ def test_all_finite_of_the_default_backend_method_and_the_numpy_override() -> No
         assert backend.all_finite(np.array([1, 2], np.int64))
         assert backend.all_finite(np.array([True]))
         assert backend.all_finite(np.zeros((0, 3), np.float32))
+        for size in (1, 16, 17, 100):  # small arrays are checked element by element in Python, larger ones by numpy
+            values = np.arange(size, dtype=np.float32).reshape(size, 1)
+            assert backend.all_finite(values)
+            for bad in (NAN, INF, -INF):
+                values[-1, 0] = bad
+                assert not backend.all_finite(values), (size, bad)
 
 
 # -- backward --------------------------------------------------------------------------------------------------------
@@ -262,21 +268,43 @@ def test_blocks_nest_and_check_once() -> None:
     _assert_clean()
 
 
-def test_one_instance_entered_twice_and_in_two_threads() -> None:
+def test_one_instance_entered_twice() -> None:
     mode = tp.debug()
     with mode:
         with mode:
             pass
-        with pytest.raises(tp.NonFiniteError):
+        with pytest.raises(tp.NonFiniteError):  # still in the outer block
             tp.log(tp.tensor(-1.0))
+    _assert_clean()
 
-        def other_thread() -> None:
-            with mode:
-                tp.log(tp.tensor(-1.0))
 
-        assert isinstance(_in_a_thread(other_thread), tp.NonFiniteError)
-        with pytest.raises(tp.NonFiniteError):  # the other thread left its own block, not this one's
-            tp.log(tp.tensor(-1.0))
+def test_one_instance_in_two_threads_at_once_leaves_each_threads_own_block() -> None:
+    mode = tp.debug()
+    entered, main_left = threading.Event(), threading.Event()
+    raised: list[BaseException] = []
+
+    def other() -> None:
+        with mode:
+            entered.set()
+            main_left.wait(10)
+            try:
+                tp.log(tp.tensor(-1.0))  # still in its own block
+            except tp.NonFiniteError as exc:
+                raised.append(exc)
+
+    thread = threading.Thread(target=other)
+
+    def profiled() -> None:
+        with mode:  # entered before the other thread enters, left before it leaves
+            thread.start()
+            entered.wait(10)
+        tp.exp(tp.tensor(1.0))  # the profile still sees this thread's kernels
+
+    p = tp.profile(profiled)
+    main_left.set()
+    thread.join()
+    assert p.kernel_names == ["Exp"]
+    assert len(raised) == 1
     _assert_clean()
 
 
