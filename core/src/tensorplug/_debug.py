@@ -41,9 +41,7 @@ if TYPE_CHECKING:
     from tensorplug._backend import Backend
     from tensorplug._tensor import Tensor
 
-__all__ = ["ENV_DEBUG", "NonFiniteError", "debug"]
-
-ENV_DEBUG = "TENSORPLUG_DEBUG"
+__all__ = ["debug"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
