@@ -36,3 +36,5 @@ def test_readme_python_blocks_run(capsys: pytest.CaptureFixture[str]) -> None:
     assert "[0. 0. 1.]" in out
     assert "['BatchMatMul', 'Square', 'Mean']" in out  # what tp.profile saw of the forward pass
     assert "True\n" in out
+    assert "[0.25, inf]\nRealDiv Sqrt\n" in out  # what tp.debug caught: the inf made by the gradient of Sqrt
+    assert "(device cpu) returned inf in the backward pass, in the gradient of 'Sqrt': 1 inf of 2 elements" in out

@@ -40,6 +40,7 @@ from tensorplug._errors import (
     KernelError,
     KernelNotFoundError,
     NoBackendError,
+    NonFiniteError,
     PluginError,
     PluginWarning,
     RegistrationError,
@@ -100,11 +101,13 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "KernelProfile": ("tensorplug._profile", "KernelProfile"),
     "KernelSummary": ("tensorplug._profile", "KernelSummary"),
     "Timing": ("tensorplug._profile", "Timing"),
+    "debug": ("tensorplug._debug", "debug"),
 }
 
 if TYPE_CHECKING:
     from tensorplug import datasets, testing, train
     from tensorplug._coverage import Coverage, CoverageRow, coverage
+    from tensorplug._debug import debug
     from tensorplug._profile import KernelProfile, KernelSummary, Profile, Timing, profile
     from tensorplug._profile import time as time
 
@@ -155,6 +158,7 @@ __all__ = [
     "KernelNotFoundError",
     "KernelSpec",
     "NoBackendError",
+    "NonFiniteError",
     "PluginError",
     "PluginInfo",
     "PluginWarning",
@@ -172,6 +176,7 @@ __all__ = [
     "coverage",
     "custom_grad",
     "datasets",
+    "debug",
     "float32",
     "float64",
     "get_backend",
@@ -217,6 +222,12 @@ __all__ = [
 __all__ += ops.__all__
 # tp.time is public but stays out of __all__: `from tensorplug import *` must not shadow the time module.
 
+from tensorplug._plugins import _truthy  # noqa: E402
 from tensorplug._plugins import load_plugins as _load_plugins  # noqa: E402
 
 _load_plugins()
+
+if _truthy("TENSORPLUG_DEBUG"):  # debug mode for the whole process: every thread's kernels are checked
+    from tensorplug._debug import enable_everywhere as _enable_debug
+
+    _enable_debug()

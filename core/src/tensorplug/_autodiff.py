@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from tensorplug._dtypes import is_floating
 from tensorplug._errors import GradientError
+from tensorplug._observe import everywhere
 from tensorplug._registry import GradientSpec, gradient_registry, resolve
 from tensorplug._state import Record, Tape, no_grad, state
 from tensorplug._tensor import Tensor, Variable, describe, live_variables
@@ -209,6 +210,10 @@ def _accumulate(grads: dict[int, Tensor], record: Record, name: str, x: Tensor, 
             f"the gradient of kernel {record.kernel_name!r} for input {name!r} is {describe(g)}, "
             f"but the input is {describe(x)}; a gradient must match its input's shape and dtype"
         )
+    if state.observers is not None or everywhere:  # debug mode may be on: it checks what no kernel made, too
+        from tensorplug._debug import check_gradient
+
+        check_gradient(record.kernel_name, name, g)
     previous = grads.get(id(x))
     grads[id(x)] = g if previous is None else add(previous, g)
 

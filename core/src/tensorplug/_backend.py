@@ -61,6 +61,17 @@ class Backend:
         """Backend-wide memory figures beyond live tensors (device allocator statistics, say)."""
         return {}
 
+    def all_finite(self, raw: Any) -> bool:
+        """Whether every element of ``raw`` is finite (no NaN, no inf); True for integer and bool storage.
+
+        Debug mode calls it on every kernel output. The default reads ``raw``
+        back through :meth:`to_host`; override it to check on the device.
+        """
+        array = self.to_host(raw)
+        if array.dtype.kind not in "fc":
+            return True
+        return bool(np.isfinite(array).all())
+
     def synchronize(self) -> None:
         """Wait for queued work to finish (asynchronous devices); a no-op by default."""
 

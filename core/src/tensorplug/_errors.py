@@ -1,7 +1,7 @@
 """The exception hierarchy: every error tensorplug raises derives from TensorplugError.
 
 Each class also subclasses the builtin a caller would expect (ValueError,
-TypeError, LookupError, RuntimeError), so ``except ValueError`` keeps working.
+TypeError, LookupError, RuntimeError, FloatingPointError), so ``except ValueError`` keeps working.
 """
 
 from __future__ import annotations
@@ -55,6 +55,30 @@ class UnsupportedOperationError(TensorplugError, TypeError):
 
 class CopyError(TensorplugError, ValueError):
     """A copy was needed where the caller forbade one (``np.asarray(t, copy=False)`` of device memory, say)."""
+
+
+class NonFiniteError(TensorplugError, FloatingPointError):
+    """Debug mode (``tp.debug()``, ``TENSORPLUG_DEBUG=1``) found NaN or inf in a kernel's output or a gradient.
+
+    The message names the kernel, backend, inputs and phase (forward, or the
+    gradient of which kernel); the attributes give the same for programs.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        kernel: str = "",
+        backend: str = "",
+        gradient_of: str | None = None,
+        nan: int = 0,
+        inf: int = 0,
+    ) -> None:
+        super().__init__(message)
+        self.kernel = kernel  # the kernel whose output held them (or, for a gradient no kernel made, its kernel)
+        self.backend = backend
+        self.gradient_of = gradient_of  # None in the forward pass
+        self.nan = nan  # how many NaN elements
+        self.inf = inf  # how many +-inf elements
 
 
 class PluginError(TensorplugError, RuntimeError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -46,3 +47,11 @@ class NumpyBackend(Backend):
 
     def nbytes(self, raw: Any) -> int:
         return int(raw.nbytes)
+
+    def all_finite(self, raw: Any) -> bool:
+        kind = raw.dtype.kind
+        if kind not in "fc":
+            return True  # integers and bools hold no NaN or inf
+        if kind == "f" and raw.size <= 16:  # a ufunc and a reduction cost ~2 us; Python's math, 0.3 us for a few
+            return all(map(math.isfinite, raw.flat))
+        return bool(np.isfinite(raw).all())

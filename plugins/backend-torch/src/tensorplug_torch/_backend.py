@@ -91,6 +91,11 @@ class TorchBackend(Backend):
             "device_reserved_bytes": int(torch.cuda.memory_reserved(self.torch_device)),
         }
 
+    def all_finite(self, raw: Any) -> bool:
+        if not (raw.dtype.is_floating_point or raw.dtype.is_complex):
+            return True  # integers and bools hold no NaN or inf
+        return bool(torch.isfinite(raw).all())  # one reduction on the device, one sync to read its result
+
     def synchronize(self) -> None:
         if self.is_cuda:
             torch.cuda.synchronize(self.torch_device)
