@@ -29,7 +29,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
-from difflib import get_close_matches
 from types import ModuleType
 from typing import Any, Literal
 
@@ -375,6 +374,8 @@ def _register_hooks(module: ModuleType, plugin_id: str) -> None:
         raise _PluginProblem(f"invalid hook implementation: {type(exc).__name__}: {exc}") from exc
     unknown = sorted(caller.name for caller in manager.get_hookcallers(module) or () if not caller.has_spec())
     if unknown:
+        from difflib import get_close_matches  # only for this message
+
         manager.unregister(name=plugin_id)
         known = [name for name, _ in HOOKS]
         hints = []
