@@ -38,6 +38,7 @@ FIXTURES = [
     "./tests/fixtures/tp-fixture-good",
     "./tests/fixtures/tp-fixture-broken",
     "./tests/fixtures/tp-fixture-conflict",
+    "./tests/fixtures/tp-fixture-dupname",
 ]
 PYTEST = ["pytest>=8", "hypothesis>=6"]
 
@@ -126,6 +127,7 @@ def typecheck(session: nox.Session) -> None:
         "--strict",
         "core/src/tensorplug",
         "core/src/_tensorplug_pytest.py",
+        "core/src/_tensorplug_cli.py",
         "plugins/backend-numpy/src/tensorplug_numpy",
         "plugins/backend-torch/src/tensorplug_torch",
         "plugins/grads-extra/src/tensorplug_grads_extra",

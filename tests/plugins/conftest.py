@@ -17,11 +17,12 @@ REQUIRED_DISTRIBUTIONS = (
     "tensorplug-fixture-good",
     "tensorplug-fixture-broken",
     "tensorplug-fixture-conflict",
+    "tensorplug-fixture-dupname",
 )
-REQUIRED_ENTRY_POINTS = ("numpy", "good", "broken", "half", "conflict")
+REQUIRED_ENTRY_POINTS = ("numpy", "good", "broken", "half", "hookraise", "sneaky", "typo", "conflict", "elsewhere")
 INSTALL = (
     "run `nox -s plugins`, or `pip install ./core ./plugins/backend-numpy ./tests/fixtures/tp-fixture-good "
-    "./tests/fixtures/tp-fixture-broken ./tests/fixtures/tp-fixture-conflict`"
+    "./tests/fixtures/tp-fixture-broken ./tests/fixtures/tp-fixture-conflict ./tests/fixtures/tp-fixture-dupname`"
 )
 
 

@@ -45,8 +45,8 @@ def test_the_text_output_shows_every_failure_and_says_the_others_work() -> None:
     done = info("--brief")
     assert done.returncode == 1
     failed_lines = [line for line in done.stdout.splitlines() if " failed " in f" {line} " and BROKEN in line]
-    assert len(failed_lines) == 2, done.stdout  # broken and half
-    assert "2 plugin(s) failed to load and were rolled back" in done.stdout
+    assert len(failed_lines) == 5, done.stdout  # broken, half, hookraise, sneaky, typo
+    assert "5 plugin(s) failed to load and were rolled back" in done.stdout
 
 
 def test_a_rolled_back_plugin_leaves_nothing_in_the_matrix() -> None:
@@ -73,5 +73,6 @@ def test_allowlist_blocks_the_broken_ones_and_clears_the_exit_status() -> None:
     status, data = info_json(env={"TENSORPLUG_PLUGINS": "good,numpy"})
     assert status == 0
     rows = {p["name"]: p["status"] for p in data["plugins"]}
-    assert rows == {"tensorplug": "loaded", "broken": "blocked", "half": "blocked", "conflict": "blocked",
+    assert rows == {"tensorplug": "loaded", "broken": "blocked", "half": "blocked", "hookraise": "blocked",
+                    "sneaky": "blocked", "typo": "blocked", "conflict": "blocked", "elsewhere": "blocked",
                     "good": "loaded", "numpy": "loaded"}  # fmt: skip

@@ -7,9 +7,12 @@ tests/fixtures (see their READMEs):
 
 - tensorplug-fixture-broken: ``broken`` raises on import (and counts its
   imports in the variable ``TP_FIXTURE_BROKEN_IMPORTS``); ``half`` imports
-  but declares an invalid gradient beside a valid backend and kernels.
+  but declares an invalid gradient beside a valid backend and kernels;
+  ``hookraise``, ``sneaky`` and ``typo`` fail in other ways (test_failures.py).
 - tensorplug-fixture-conflict: ``conflict`` registers ("Add", "numpy")
   computing a + b + 1000.
+- tensorplug-fixture-dupname: a second ``conflict`` (the kernel
+  "FixtureDup") and ``elsewhere`` (test_failures.py).
 - tensorplug-fixture-good: ``good`` adds the numpy kernel "FixtureCube"
   with its gradient, and a backend "fixture" with Add and Multiply.
 
@@ -31,11 +34,20 @@ import pytest
 
 BROKEN = "tensorplug-fixture-broken"
 CONFLICT = "tensorplug-fixture-conflict"
+DUPNAME = "tensorplug-fixture-dupname"
 GOOD = "tensorplug-fixture-good"
 NUMPY = "tensorplug-numpy"
 MARKER = "TP_FIXTURE_BROKEN_IMPORTS"
 # The documented order: normalized distribution name, then entry-point name.
-FIXTURE_ORDER = [("broken", BROKEN), ("half", BROKEN), ("conflict", CONFLICT), ("good", GOOD), ("numpy", NUMPY)]
+FAILING = ("broken", "half", "hookraise", "sneaky", "typo")  # every plugin of tensorplug-fixture-broken
+FIXTURE_ORDER = [
+    *[(name, BROKEN) for name in FAILING],
+    ("conflict", CONFLICT),
+    ("conflict", DUPNAME),
+    ("elsewhere", DUPNAME),
+    ("good", GOOD),
+    ("numpy", NUMPY),
+]
 
 # Imports tensorplug recording every warning and the plugin rows; offers `result`, `report()` and `sources()`.
 PRELUDE = """
@@ -123,13 +135,15 @@ def test_broken_plugin_is_reported_once_and_the_rest_work() -> None:
 def test_each_problem_is_warned_exactly_once() -> None:
     out = run_script("")
     warnings = out["plugin_warnings"]
-    broken = [w for w in warnings if "'broken'" in w and BROKEN in w]
-    half = [w for w in warnings if "'half'" in w and BROKEN in w and "FixtureHalf" in w]
-    conflict = [w for w in warnings if CONFLICT in w]
-    assert (len(broken), len(half), len(conflict)) == (1, 1, 1), warnings
-    assert len(warnings) == 3, warnings
-    assert NUMPY in conflict[0]
-    assert "Add" in conflict[0]
+    for name in FAILING:
+        about = [w for w in warnings if f"plugin {name!r} from distribution {BROKEN} {version(BROKEN)}" in w]
+        assert len(about) == 1, (name, warnings)
+    shadowed = [w for w in warnings if "('Add', 'numpy')" in w]
+    shared = [w for w in warnings if "plugin name 'conflict'" in w]
+    assert (len(shadowed), len(shared)) == (1, 1), warnings
+    assert len(warnings) == len(FAILING) + 2, warnings
+    assert CONFLICT in shadowed[0]
+    assert NUMPY in shadowed[0]
 
 
 def test_plugins_lists_every_plugin_in_load_order_with_its_status() -> None:
@@ -138,7 +152,7 @@ def test_plugins_lists_every_plugin_in_load_order_with_its_status() -> None:
     assert [(row[0], row[1]) for row in rows] == FIXTURE_ORDER
     for name, dist, dist_version, status, error in rows:
         assert dist_version == version(dist), name
-        if name in ("broken", "half"):
+        if name in FAILING:
             assert status == "failed", name
             assert error, name
         else:
@@ -185,7 +199,7 @@ def test_conflicting_kernel_loses_to_the_later_distribution() -> None:
     # The shadowed kernel is really there: removing numpy's brings the conflicting one (+1000) back.
     assert out["add_without_numpy"] == [1011.0, 1022.0]
     assert out["active_without_numpy"] == CONFLICT
-    conflict = [w for w in out["plugin_warnings"] if CONFLICT in w]
+    conflict = [w for w in out["plugin_warnings"] if CONFLICT in w and "'Add'" in w]
     assert len(conflict) == 1, out["plugin_warnings"]
     assert NUMPY in conflict[0]
 
@@ -358,7 +372,7 @@ def test_allowlist_loads_only_the_named_plugins(allowed: str) -> None:
         TENSORPLUG_PLUGINS=allowed,
     )
     statuses = {row[0]: row[3] for row in ours(out["plugins"])}
-    blocked, loaded = ("broken", "half", "conflict"), ("good", "numpy")
+    blocked, loaded = (*FAILING, "conflict", "elsewhere"), ("good", "numpy")
     assert statuses == {**dict.fromkeys(blocked, "blocked"), **dict.fromkeys(loaded, "loaded")}
     assert out["broken_imports"] is None
     assert out["modules"] == ["tp_fixture_good", "tp_fixture_good.plugin"]

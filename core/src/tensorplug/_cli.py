@@ -44,18 +44,22 @@ def _info_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def info(args: argparse.Namespace) -> int:
-    """Print what is installed and how it is wired; exit status 1 when a plugin or an initialised backend failed."""
+    """Print what is installed and how it is wired; exit status 1 when a plugin or an initialised backend failed.
+
+    ``args.strict_error`` is the error ``import tensorplug`` raised in strict
+    mode, when ``_tensorplug_cli`` had to load the plugins again without it.
+    """
     import json
 
     from tensorplug._info import collect, render
 
-    data = collect(initialise=args.init)
+    data = collect(initialise=args.init, strict_error=getattr(args, "strict_error", None))
     if args.json:
         print(json.dumps(data, indent=2))
     else:
         print(render(data, kernels=not args.brief))
     failed = any(p["status"] == "failed" for p in data["plugins"]) or any(b["error"] for b in data["backends"])
-    return 1 if failed else 0
+    return 1 if failed or data["strict_error"] else 0
 
 
 # -- demo -----------------------------------------------------------------------
@@ -179,10 +183,15 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line ``argv`` (``sys.argv[1:]`` by default); return the exit status."""
+def main(argv: Sequence[str] | None = None, strict_error: str | None = None) -> int:
+    """Run the command line ``argv`` (``sys.argv[1:]`` by default); return the exit status.
+
+    The ``tensorplug`` command starts in ``_tensorplug_cli``, which passes
+    ``strict_error`` when strict mode made ``import tensorplug`` fail.
+    """
     top = parser()
     args = top.parse_args(argv)
+    args.strict_error = strict_error
     if not hasattr(args, "run"):
         top.print_help(sys.stderr)
         return 2

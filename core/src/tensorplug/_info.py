@@ -22,8 +22,12 @@ from tensorplug._plugins import ENV_ALLOW, ENV_DISABLE, ENV_STRICT, plugins
 ENVIRONMENT = (ENV_DISABLE, ENV_ALLOW, ENV_STRICT, "TENSORPLUG_TORCH_DEVICE")
 
 
-def collect(initialise: bool = False) -> dict[str, Any]:
-    """Everything ``tensorplug info`` shows, as JSON-ready data; ``initialise`` tries every backend first."""
+def collect(initialise: bool = False, strict_error: str | None = None) -> dict[str, Any]:
+    """Everything ``tensorplug info`` shows, as JSON-ready data; ``initialise`` tries every backend first.
+
+    ``strict_error`` is the error ``import tensorplug`` raised in strict mode
+    (the plugins were then loaded again with strict mode off to show them).
+    """
     import numpy
     import pluggy
 
@@ -38,6 +42,7 @@ def collect(initialise: bool = False) -> dict[str, Any]:
         "numpy": numpy.__version__,
         "pluggy": pluggy.__version__,
         "environment": {name: os.environ[name] for name in ENVIRONMENT if name in os.environ},
+        "strict_error": strict_error,
         "plugins": [asdict(info) for info in plugins()],
         "backends": [_backend(name) for name in engine.names()],
         "default_backend": _default_backend(initialise),
@@ -122,6 +127,10 @@ def _plugin_row(info: dict[str, Any]) -> list[str]:
         parts.append(f"{info['gradients']} gradients")
     if info["gradient_sets"]:
         parts.append("sets " + ", ".join(info["gradient_sets"]))
+    if info["unknown_backends"]:
+        parts.append("kernels for unregistered backend " + ", ".join(info["unknown_backends"]))
+    if info["shares_name_with"]:
+        parts.append("name also used by " + ", ".join(info["shares_name_with"]))
     what = "; ".join(parts) if info["status"] == "loaded" else info["error"] or ""
     return [info["name"], info["distribution"], info["version"], info["status"], what]
 
@@ -144,6 +153,11 @@ def render(data: dict[str, Any], kernels: bool = True) -> str:
     ]
     if data["environment"]:
         lines.append("environment: " + ", ".join(f"{k}={v}" for k, v in data["environment"].items()))
+    if data["strict_error"]:
+        lines += [
+            f"strict mode: `import tensorplug` fails with {data['strict_error']}",
+            f"(what follows is what loads with {ENV_STRICT} off)",
+        ]
     lines += ["", "Plugins (entry-point group 'tensorplug'; the first is the core's built-in one):"]
     lines += _table(
         ["name", "distribution", "version", "status", "registered / error"],
@@ -152,6 +166,12 @@ def render(data: dict[str, Any], kernels: bool = True) -> str:
     failed = [p for p in data["plugins"] if p["status"] == "failed"]
     if failed:
         lines.append(f"  {len(failed)} plugin(s) failed to load and were rolled back; the others work.")
+    for p in data["plugins"]:
+        if p["status"] == "loaded" and p["unknown_backends"]:
+            lines.append(
+                f"  {p['name']} ({p['distribution']}) declares kernels for {', '.join(p['unknown_backends'])}, "
+                "which no plugin registers: they are kept, and run only if such a backend is registered later"
+            )
     lines += ["", "Backends (highest priority first; * = the default):"]
     default = data["default_backend"]
     if data["backends"]:

@@ -3,21 +3,31 @@
 Precedence (lowest first): the core's built-in plugin, then plugins sorted
 by distribution name and then entry-point name, then runtime calls such as
 ``tp.register_kernel``. A later registration of the same key shadows the
-earlier one. A plugin that fails is rolled back, reported with a warning
-naming its distribution, and skipped; the others keep working.
+earlier one.
+
+A plugin fails when its module raises on import, a hook raises, a hook
+implementation does not match a hookspec (a misspelled hook name included),
+or a hook returns something that is not a list of valid specs. A failed
+plugin is rolled back entirely (its declarations, and anything it registered
+through ``tp.register_*`` while importing or in a hook), reported once with
+a warning naming its distribution, version and error, and skipped; the
+others keep working. Kernels declared for a backend that no plugin registers
+are kept (a backend may be registered later, at run time) and listed in
+``PluginInfo.unknown_backends`` and by ``tensorplug info``.
 
 Environment (read before any plugin module is imported):
 
 - ``TENSORPLUG_DISABLE_PLUGIN_AUTOLOAD=1``: load no plugin.
-- ``TENSORPLUG_PLUGINS=a,b``: load only these (entry-point or distribution names).
-- ``TENSORPLUG_STRICT_PLUGINS=1``: a plugin that fails to load raises PluginError.
+- ``TENSORPLUG_PLUGINS=a,b``: load only these (entry-point or distribution
+  names); set but empty, it allows none.
+- ``TENSORPLUG_STRICT_PLUGINS=1``: a plugin that fails to load, or an
+  allowlisted name that matches no installed plugin, raises PluginError.
 """
 
 from __future__ import annotations
 
-import functools
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any, Literal
@@ -26,7 +36,7 @@ import pluggy
 
 from tensorplug import hookspecs
 from tensorplug._engine import engine
-from tensorplug._entry_points import entry_points, normalize
+from tensorplug._entry_points import EntryPoint, entry_points, normalize
 from tensorplug._errors import PluginError, RegistrationError, warn
 from tensorplug._overrides import GradientSet, gradient_set_registry
 from tensorplug._registry import (
@@ -39,18 +49,36 @@ from tensorplug._registry import (
     gradient_registry,
     kernel_registry,
 )
+from tensorplug.kernel_names import CATALOGUE
 
 ENTRY_POINT_GROUP = "tensorplug"
 ENV_DISABLE = "TENSORPLUG_DISABLE_PLUGIN_AUTOLOAD"
 ENV_ALLOW = "TENSORPLUG_PLUGINS"
 ENV_STRICT = "TENSORPLUG_STRICT_PLUGINS"
+BUILTIN = "tensorplug"
 
 Status = Literal["loaded", "blocked", "failed"]
+Spec = BackendSpec | KernelSpec | GradientSpec | GradientSet
+
+# Each hook, the spec type it returns, and the registry it fills (None: the engine's backends).
+HOOKS: tuple[tuple[str, type[Any]], ...] = (
+    ("tensorplug_backends", BackendSpec),
+    ("tensorplug_kernels", KernelSpec),
+    ("tensorplug_gradients", GradientSpec),
+    ("tensorplug_gradient_sets", GradientSet),
+)
+_REGISTRIES: tuple[LayeredRegistry[Any], ...] = (kernel_registry, gradient_registry, gradient_set_registry)
 
 
 @dataclass
 class PluginInfo:
-    """What became of one plugin: where it comes from, whether it loaded, what it registered."""
+    """What became of one plugin: where it comes from, whether it loaded, what it registered.
+
+    ``unknown_backends`` names the backends its kernels are declared for
+    that no loaded plugin registers (the kernels are kept, and run if such a
+    backend is registered later); ``shares_name_with`` lists the other
+    distributions declaring an entry point of the same name.
+    """
 
     name: str
     distribution: str
@@ -62,12 +90,15 @@ class PluginInfo:
     kernels: int = 0
     gradients: int = 0
     gradient_sets: list[str] = field(default_factory=list)
+    unknown_backends: list[str] = field(default_factory=list)
+    shares_name_with: list[str] = field(default_factory=list)
 
 
 manager = pluggy.PluginManager(hookspecs.PROJECT)
 manager.add_hookspecs(hookspecs)
 _infos: list[PluginInfo] = []
 _undo: list[Callable[[], Any]] = []  # how to take back every plugin applied so far, in order
+_kernel_backends: dict[int, set[str]] = {}  # id(PluginInfo) -> the backends its kernels are declared for
 
 
 def plugins() -> list[PluginInfo]:
@@ -79,37 +110,109 @@ def _truthy(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
+@dataclass(frozen=True)
+class Settings:
+    """The three environment variables, read once, before any plugin module is imported."""
+
+    disabled: bool
+    allowed: frozenset[str] | None  # None: no allowlist; empty: the variable is set and names nothing
+    strict: bool
+
+    @classmethod
+    def from_environment(cls) -> Settings:
+        raw = os.environ.get(ENV_ALLOW)
+        allowed = None if raw is None else frozenset(normalize(n.strip()) for n in raw.split(",") if n.strip())
+        return cls(_truthy(ENV_DISABLE), allowed, _truthy(ENV_STRICT))
+
+    def blocks(self, ep: EntryPoint) -> str | None:
+        """Why ``ep`` must not be imported, or None."""
+        if self.disabled:
+            return f"{ENV_DISABLE} is set"
+        if self.allowed is not None and not {normalize(ep.name), normalize(ep.distribution)} & self.allowed:
+            return f"not named in {ENV_ALLOW}" + ("" if self.allowed else " (set, but empty: no plugin is allowed)")
+        return None
+
+
 def load_plugins() -> None:
     """Register the built-in plugin, then discover and load the installed ones (called on import)."""
     from tensorplug import __version__
     from tensorplug import gradients as builtin
 
-    builtin_info = PluginInfo("tensorplug", "tensorplug", __version__, builtin.__name__, "loaded")
+    builtin_info = PluginInfo(BUILTIN, BUILTIN, __version__, builtin.__name__, "loaded")
     _infos.append(builtin_info)
     _load(builtin, builtin_info, LAYER_BUILTIN, 0, strict=True)
-    disabled = _truthy(ENV_DISABLE)
-    allowed = {normalize(n.strip()) for n in os.environ.get(ENV_ALLOW, "").split(",") if n.strip()}
-    strict = _truthy(ENV_STRICT)
+    settings = Settings.from_environment()  # before any plugin module is imported
 
     found = sorted(entry_points(ENTRY_POINT_GROUP), key=lambda ep: (normalize(ep.distribution), ep.name))
-    for rank, ep in enumerate(found, start=1):
-        info = PluginInfo(ep.name, ep.distribution, ep.version, ep.value, "loaded")
-        if disabled:
-            info.status, info.error = "blocked", f"{ENV_DISABLE} is set"
-        elif allowed and normalize(ep.name) not in allowed and normalize(ep.distribution) not in allowed:
-            info.status, info.error = "blocked", f"not named in {ENV_ALLOW}"
+    infos = [PluginInfo(ep.name, ep.distribution, ep.version, ep.value, "loaded") for ep in found]
+    _note_shared_names(found, infos, settings)
+    _check_allowlist(settings, found)
+    for rank, (ep, info) in enumerate(zip(found, infos, strict=True), start=1):
         _infos.append(info)
-        if info.status == "blocked":
+        reason = settings.blocks(ep)
+        if reason is not None:
+            info.status, info.error = "blocked", reason
             continue
-        try:
-            module = ep.load()
-        except Exception as exc:
-            _fail(info, f"importing {ep.value!r} raised {type(exc).__name__}: {exc}", strict, exc)
+        _load_entry_point(ep, info, rank, settings.strict)
+    _note_unknown_backends()
+
+
+def _note_shared_names(found: list[EntryPoint], infos: list[PluginInfo], settings: Settings) -> None:
+    """Record entry-point names that several distributions declare, and warn once per name when several load.
+
+    Every such plugin is loaded (unless blocked) and listed: a plugin's
+    identity is its distribution and its name, so none is dropped.
+    """
+    by_name: dict[str, list[PluginInfo]] = {}
+    loading: dict[str, int] = {}
+    for ep, info in zip(found, infos, strict=True):
+        key = normalize(info.name)
+        by_name.setdefault(key, []).append(info)
+        loading[key] = loading.get(key, 0) + (settings.blocks(ep) is None)
+    for key, group in by_name.items():
+        dists = sorted({info.distribution for info in group})
+        if len(dists) < 2:
             continue
-        if not isinstance(module, ModuleType):
-            _fail(info, f"entry point {ep.value!r} must name a module of hook implementations", strict, None)
+        for info in group:
+            info.shares_name_with = [d for d in dists if d != info.distribution]
+        if loading[key] < 2:
             continue
-        _load(module, info, LAYER_PLUGIN, rank, strict)
+        listing = ", ".join(f"{info.distribution} {info.version} ({info.module})" for info in group)
+        warn(
+            f"tensorplug: the plugin name {group[0].name!r} is declared by {len(dists)} distributions: {listing}. "
+            f"All of them load; in {ENV_ALLOW} the name {group[0].name!r} selects all of them, a distribution "
+            "name selects one.",
+            stacklevel=3,
+        )
+
+
+def _check_allowlist(settings: Settings, found: list[EntryPoint]) -> None:
+    """Say which names of the allowlist match no installed plugin (a typo would otherwise load nothing, quietly)."""
+    if settings.disabled or not settings.allowed:
+        return
+    known = {normalize(BUILTIN)}
+    for ep in found:
+        known |= {normalize(ep.name), normalize(ep.distribution)}
+    unmatched = sorted(settings.allowed - known)
+    if not unmatched:
+        return
+    installed = ", ".join(f"{ep.name} ({ep.distribution})" for ep in found) or "none"
+    text = (
+        f"tensorplug: {ENV_ALLOW} names {', '.join(map(repr, unmatched))}, which no installed plugin matches "
+        f"(installed plugins: {installed})."
+    )
+    if settings.strict:
+        _unload_all()
+        raise PluginError(f"{text} {ENV_STRICT} is set, so this is an error.")
+    warn(text, stacklevel=3)
+
+
+def _note_unknown_backends() -> None:
+    """Record, per loaded plugin, the backends its kernels name that no plugin registered."""
+    registered = set(engine.specs)
+    for info in _infos:
+        declared = _kernel_backends.pop(id(info), set())
+        info.unknown_backends = sorted(declared - registered)
 
 
 def _unload_all() -> None:
@@ -118,132 +221,317 @@ def _unload_all() -> None:
         action()
     _undo.clear()
     _infos.clear()
+    _kernel_backends.clear()
 
 
 def _fail(info: PluginInfo, message: str, strict: bool, cause: BaseException | None) -> None:
     info.status, info.error = "failed", message
-    text = (
-        f"tensorplug plugin {info.name!r} from distribution {info.distribution} {info.version} failed to load "
-        f"and was skipped: {message}. Exclude it with {ENV_ALLOW}, or set {ENV_STRICT}=1 to make this an error."
-    )
+    info.backends, info.kernels, info.gradients, info.gradient_sets = [], 0, 0, []
+    _kernel_backends.pop(id(info), None)
+    who = f"tensorplug plugin {info.name!r} from distribution {info.distribution} {info.version}"
     if strict:
         _unload_all()
-        raise PluginError(text) from cause
-    warn(text, stacklevel=2)
+        raise PluginError(
+            f"{who} failed to load: {message}. {ENV_STRICT} is set, so importing tensorplug fails (and leaves "
+            f"nothing registered); exclude the plugin with {ENV_ALLOW}, or fix or uninstall {info.distribution}."
+        ) from cause
+    warn(
+        f"{who} failed to load and was rolled back and skipped: {message}. Exclude it with {ENV_ALLOW}, or set "
+        f"{ENV_STRICT}=1 to make this an error.",
+        stacklevel=4,
+    )
 
 
-def _load(module: ModuleType, info: PluginInfo, layer: int, rank: int, strict: bool) -> None:
+# -- one plugin -------------------------------------------------------------------------------------------------------
+
+
+class _Snapshot:
+    """Every registry entry and backend before a plugin loads, to take back what it registered directly.
+
+    A plugin module may call ``tp.register_kernel`` (or ``register_gradient``,
+    ``register_backend``...) while it is imported or inside a hook; if it
+    then fails, those registrations go too.
+    """
+
+    def __init__(self) -> None:
+        self.entries = [{id(spec) for spec in _every_entry(registry)} for registry in _REGISTRIES]
+        self.backends = dict(engine.specs)
+
+    def restore(self) -> None:
+        for registry, before in zip(_REGISTRIES, self.entries, strict=True):
+            for spec in _every_entry(registry):
+                if id(spec) not in before:
+                    registry.discard(spec)
+        for name in [n for n in engine.specs if n not in self.backends]:
+            engine.remove_backend(name)
+        for name, spec in self.backends.items():
+            if engine.specs.get(name) is not spec:
+                engine.add_backend(spec, override=True)
+
+
+def _every_entry(registry: LayeredRegistry[Any]) -> list[Any]:
+    """Every spec in every stack (iterating a registry gives only the active ones)."""
+    return [spec for key in registry.keys() for spec in registry.stack(key)]  # noqa: SIM118
+
+
+def _load_entry_point(ep: EntryPoint, info: PluginInfo, rank: int, strict: bool) -> None:
+    snapshot = _Snapshot()
+    try:
+        module = ep.load()
+    except (Exception, SystemExit) as exc:  # a plugin calling sys.exit() while imported fails, like any other
+        snapshot.restore()
+        _fail(info, f"importing {ep.value!r} raised {type(exc).__name__}: {exc}", strict, exc)
+        return
+    if not isinstance(module, ModuleType):
+        snapshot.restore()
+        what = f"a {type(module).__name__}"
+        _fail(
+            info, f"entry point {ep.value!r} names {what}; it must name a module of hook implementations", strict, None
+        )
+        return
+    _load(module, info, LAYER_PLUGIN, rank, strict, snapshot)
+
+
+def _load(
+    module: ModuleType, info: PluginInfo, layer: int, rank: int, strict: bool, snapshot: _Snapshot | None = None
+) -> None:
     """Register one plugin module and apply all of its declarations, or none of them."""
     plugin_id = f"{info.distribution}:{info.name}"
+    undo: list[Callable[[], Any]] = []
+    notes: list[str] = []  # shadowing warnings, issued only once the whole plugin has loaded
     try:
-        manager.register(module, name=plugin_id)
-    except Exception as exc:
-        _fail(info, f"invalid hook implementations: {type(exc).__name__}: {exc}", strict, exc)
-        return
-    undo: list[Callable[[], Any]] = [functools.partial(manager.unregister, name=plugin_id)]
-    try:
-        backends = _collect(plugin_id, "tensorplug_backends", BackendSpec)
-        kernels = _collect(plugin_id, "tensorplug_kernels", KernelSpec)
-        grads = _collect(plugin_id, "tensorplug_gradients", GradientSpec)
-        sets = _collect(plugin_id, "tensorplug_gradient_sets", GradientSet)
-        for spec in backends:
+        _register_hooks(module, plugin_id)
+        undo.append(lambda: manager.unregister(name=plugin_id))
+        declared = {kind: _collect(plugin_id, hook_name, kind) for hook_name, kind in HOOKS}
+        backends: list[BackendSpec] = declared[BackendSpec]
+        kernels: list[KernelSpec] = declared[KernelSpec]
+        grads: list[GradientSpec] = declared[GradientSpec]
+        sets: list[GradientSet] = declared[GradientSet]
+        every: list[Spec] = [*backends, *kernels, *grads, *sets]
+        for spec in every:
             _validate(spec)
-            engine.add_backend(replace(spec, source=info.distribution))
-            undo.append(functools.partial(engine.specs.pop, spec.name, None))
-        for kspec in kernels:
-            _validate(kspec)
-            added_k = _add(kernel_registry, replace(kspec, source=info.distribution), layer, rank, info)
-            undo.append(functools.partial(kernel_registry.discard, added_k))
-        for gspec in grads:
-            _validate(gspec)
-            added_g = _add(gradient_registry, replace(gspec, source=info.distribution), layer, rank, info)
-            undo.append(functools.partial(gradient_registry.discard, added_g))
-        for gset in sets:
-            _validate(gset)
-            added_s = _add(gradient_set_registry, replace(gset, source=info.distribution), layer, rank, info)
-            undo.append(functools.partial(gradient_set_registry.discard, added_s))
+        _check_duplicates(every)
+        for bspec in backends:
+            holder = engine.specs.get(bspec.name)
+            if holder is not None:
+                raise RegistrationError(
+                    f"tensorplug_backends() declares backend {bspec.name!r}, which {holder.source} already "
+                    f"registers; exclude one of the two with {ENV_ALLOW}"
+                )
+        for bspec in backends:
+            engine.add_backend(replace(bspec, source=info.distribution))
+            undo.append(_backend_remover(bspec.name))
+        for registry, specs in ((kernel_registry, kernels), (gradient_registry, grads), (gradient_set_registry, sets)):
+            for spec in specs:
+                added = replace(spec, source=info.distribution)
+                note = _add(registry, added, layer, rank)
+                undo.append(_discarder(registry, added))
+                if note:
+                    notes.append(note)
     except Exception as exc:
         for action in reversed(undo):
             action()
-        _fail(info, f"{type(exc).__name__}: {exc}", strict, exc)
+        if snapshot is not None:
+            snapshot.restore()
+        _fail(info, str(exc) if isinstance(exc, _PluginProblem) else f"{type(exc).__name__}: {exc}", strict, exc)
         return
     _undo.extend(undo)
+    if snapshot is not None:
+        _undo.append(snapshot.restore)  # what it registered directly, if strict mode later unloads everything
+    for note in notes:
+        warn(note, stacklevel=4)
     info.backends = [s.name for s in backends]
     info.kernels, info.gradients, info.gradient_sets = len(kernels), len(grads), [s.name for s in sets]
+    _kernel_backends[id(info)] = {s.backend_name for s in kernels}
+
+
+class _PluginProblem(Exception):
+    """A plugin broke the hook contract; the message says how, and needs no exception type in front."""
+
+
+def _backend_remover(name: str) -> Callable[[], None]:
+    def remove() -> None:
+        if name in engine.specs:
+            engine.remove_backend(name)
+
+    return remove
+
+
+def _discarder(registry: LayeredRegistry[Any], spec: Any) -> Callable[[], None]:
+    def discard() -> None:
+        registry.discard(spec)
+
+    return discard
+
+
+def _register_hooks(module: ModuleType, plugin_id: str) -> None:
+    """Register the module with pluggy; refuse (leaving nothing registered) hooks that match no hookspec."""
+    try:
+        manager.register(module, name=plugin_id)
+    except Exception as exc:
+        if manager.has_plugin(plugin_id):  # pluggy registers hook by hook: take back the ones it had added
+            manager.unregister(name=plugin_id)
+        raise _PluginProblem(f"invalid hook implementation: {type(exc).__name__}: {exc}") from exc
+    unknown = sorted(caller.name for caller in manager.get_hookcallers(module) or () if not caller.has_spec())
+    if unknown:
+        from difflib import get_close_matches  # only for this message
+
+        manager.unregister(name=plugin_id)
+        known = [name for name, _ in HOOKS]
+        hints = []
+        for name in unknown:
+            close = get_close_matches(name, known, n=1)
+            hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise _PluginProblem(f"@hookimpl {', '.join(hints)} is not a tensorplug hook; the hooks are {', '.join(known)}")
 
 
 def _collect(plugin_id: str, hook_name: str, kind: type[Any]) -> list[Any]:
-    """Call one plugin's implementation of a hook and validate what it returns."""
+    """Call one plugin's implementation of a hook; check that it returns a list of ``kind``."""
     caller = getattr(manager.hook, hook_name)
     specs: list[Any] = []
     for impl in caller.get_hookimpls():
         if impl.plugin_name != plugin_id:
             continue
-        result = impl.function()
+        try:
+            result = impl.function()
+        except Exception as exc:
+            raise _PluginProblem(f"{hook_name}() raised {type(exc).__name__}: {exc}") from exc
         if result is None:
             continue
-        if not isinstance(result, Sequence) or isinstance(result, str):
-            raise RegistrationError(f"{hook_name}() must return a list of {kind.__name__}, got {type(result).__name__}")
-        for item in result:
-            if not isinstance(item, BackendSpec | KernelSpec | GradientSpec | GradientSet) or not isinstance(
-                item, kind
-            ):
-                raise RegistrationError(
-                    f"{hook_name}() returned a {type(item).__name__} ({item!r:.80}); expected {kind.__name__}"
+        if not isinstance(result, Sequence) or isinstance(result, str | bytes):
+            raise _PluginProblem(
+                f"{hook_name}() must return a list of {kind.__name__}, got {type(result).__name__} ({result!r:.80})"
+            )
+        for index, item in enumerate(result):
+            if not isinstance(item, kind):
+                raise _PluginProblem(
+                    f"{hook_name}() returned a {type(item).__name__} at index {index} ({item!r:.80}); "
+                    f"expected {kind.__name__}"
                 )
             specs.append(item)
     return specs
 
 
-def _validate(spec: BackendSpec | KernelSpec | GradientSpec | GradientSet) -> None:
-    if isinstance(spec, GradientSet):
-        if not isinstance(spec.name, str) or not spec.name:
-            raise RegistrationError(f"malformed GradientSet {spec!r:.120}: needs a name")
-        if not (callable(spec.factory) or isinstance(spec.factory, str)):
-            raise RegistrationError(f"GradientSet {spec.name!r}: factory must be callable or 'module:attr'")
-        return
-    names: tuple[object, ...] = (spec.name,) if isinstance(spec, BackendSpec) else (spec.kernel_name,)
-    if isinstance(spec, KernelSpec):
-        names += (spec.backend_name,)
-    if not all(isinstance(n, str) for n in names):
-        raise RegistrationError(f"malformed {type(spec).__name__} {spec!r:.120}: names must be strings")
+# -- validation of one spec -------------------------------------------------------------------------------------------
+
+_CANONICAL = {name.lower(): name for name in CATALOGUE}
+
+
+def _name_problem(value: object) -> str | None:
+    if not isinstance(value, str):
+        return f"must be a str, not {type(value).__name__}"
+    if not value:
+        return "must not be empty"
+    if value != value.strip() or not value.isprintable() or any(c.isspace() for c in value):
+        return "must not contain spaces or unprintable characters"
+    return None
+
+
+def _kernel_name_problem(value: object) -> str | None:
+    problem = _name_problem(value)
+    if problem is None and isinstance(value, str):
+        canonical = _CANONICAL.get(value.lower())
+        if canonical is not None and canonical != value:
+            problem = f"differs from the canonical kernel name {canonical!r} only in case (see tp.kernel_names)"
+    return problem
+
+
+def _lazy_problem(value: object, none_ok: bool = False) -> str | None:
+    """Why ``value`` is not a callable, a well-formed ``"module:attr"`` name (or None when allowed)."""
+    if value is None and none_ok:
+        return None
+    if callable(value):
+        return None
+    if isinstance(value, str):
+        module, sep, attr = value.partition(":")
+        dotted_ok = all(p.isidentifier() for p in module.split(".")) and all(p.isidentifier() for p in attr.split("."))
+        if sep and dotted_ok:
+            return None
+        return f"lazy reference {value!r} is not of the form 'package.module:attribute'"
+    allowed = "a callable, a 'module:attribute' name" + (" or None" if none_ok else "")
+    return f"must be {allowed}, not {type(value).__name__}"
+
+
+def _validate(spec: Spec) -> None:
+    """Check every field of one declared spec; raise _PluginProblem naming the spec and the field."""
+    problems: dict[str, str | None] = {}
     if isinstance(spec, BackendSpec):
-        if not spec.name or not (callable(spec.factory) or isinstance(spec.factory, str)):
-            raise RegistrationError(f"malformed BackendSpec {spec!r}: needs a name and a factory")
+        what = f"BackendSpec {spec.name!r}"
+        problems["name"] = _name_problem(spec.name)
+        problems["factory"] = _lazy_problem(spec.factory)
+        if not (isinstance(spec.priority, int) and not isinstance(spec.priority, bool)):
+            problems["priority"] = _lazy_problem(spec.priority) and "must be an int, a callable or 'module:attribute'"
+        if spec.fallback is not None:
+            problems["fallback"] = _name_problem(spec.fallback)
     elif isinstance(spec, KernelSpec):
-        if not spec.kernel_name or not spec.backend_name:
-            raise RegistrationError(f"malformed KernelSpec {spec!r}: needs a kernel name and a backend name")
-        if not (callable(spec.kernel) or isinstance(spec.kernel, str)):
-            raise RegistrationError(f"KernelSpec for {spec.key}: kernel must be callable or 'module:attr'")
+        what = f"KernelSpec ({spec.kernel_name!r}, {spec.backend_name!r})"
+        problems["kernel_name"] = _kernel_name_problem(spec.kernel_name)
+        problems["backend_name"] = _name_problem(spec.backend_name)
+        problems["kernel"] = _lazy_problem(spec.kernel)
+        problems["setup"] = _lazy_problem(spec.setup, none_ok=True)
+        problems["dispose"] = _lazy_problem(spec.dispose, none_ok=True)
+        problems["override"] = None if isinstance(spec.override, bool) else "must be True or False"
+    elif isinstance(spec, GradientSpec):
+        what = f"GradientSpec {spec.kernel_name!r}"
+        problems["kernel_name"] = _kernel_name_problem(spec.kernel_name)
+        problems["grad"] = _lazy_problem(spec.grad, none_ok=True)
+        problems["inputs_to_save"] = _inputs_problem(spec.inputs_to_save)
+        problems["outputs_to_save"] = _outputs_problem(spec.outputs_to_save)
+        problems["override"] = None if isinstance(spec.override, bool) else "must be True or False"
     else:
-        if not spec.kernel_name:
-            raise RegistrationError(f"malformed GradientSpec {spec!r}: needs a kernel name")
-        if spec.grad is not None and not (callable(spec.grad) or isinstance(spec.grad, str)):
-            raise RegistrationError(
-                f"GradientSpec for {spec.kernel_name!r}: grad must be callable, 'module:attr' or None"
-            )
+        what = f"GradientSet {spec.name!r}"
+        problems["name"] = _name_problem(spec.name)
+        problems["factory"] = _lazy_problem(spec.factory)
+        problems["description"] = None if isinstance(spec.description, str) else "must be a str"
+    found = [f"{name} {problem}" for name, problem in problems.items() if problem]
+    if found:
+        raise _PluginProblem(f"malformed {what:.120}: {'; '.join(found)}")
 
 
-def _add(registry: LayeredRegistry[Any], spec: Any, layer: int, rank: int, info: PluginInfo) -> Any:
-    """Add a plugin's spec, warning once when it shadows another plugin's or, unasked, the core's."""
+def _inputs_problem(value: object) -> str | None:
+    if isinstance(value, str):
+        return f"must be a tuple of input names, not the str {value!r} (write ({value!r},))"
+    if not isinstance(value, tuple | list) or not all(isinstance(v, str) and v for v in value):
+        return "must be a tuple of input names"
+    return None
+
+
+def _outputs_problem(value: object) -> str | None:
+    if not isinstance(value, tuple | list) or not all(
+        isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value
+    ):
+        return "must be a tuple of output indices (ints >= 0)"
+    return None
+
+
+def _check_duplicates(specs: list[Spec]) -> None:
+    """One plugin declaring the same key twice is a mistake: which one was meant?"""
+    seen: set[tuple[str, Hashable]] = set()
+    for spec in specs:
+        key = (type(spec).__name__, spec.name if isinstance(spec, BackendSpec) else spec.key)
+        if key in seen:
+            raise _PluginProblem(f"declares {key[0]} {key[1]!r} twice")
+        seen.add(key)
+
+
+def _add(registry: LayeredRegistry[Any], spec: Any, layer: int, rank: int) -> str | None:
+    """Add a plugin's spec; return the warning to give when it shadows another plugin's or, unasked, the core's."""
     current = registry.top_layer(spec.key)
     registry.add(spec, layer, rank)
     if current is None:
-        return spec
+        return None
     current_layer, current_spec = current
     if current_spec.source == spec.source:
-        return spec
+        return None
     if current_layer == layer:
-        warn(
+        return (
             f"tensorplug: {registry.kind} {spec.key!r} is registered by both {current_spec.source} and "
             f"{spec.source}; {spec.source} wins (plugins load in order of distribution name, later ones shadow "
-            f"earlier ones). Exclude one with {ENV_ALLOW} to choose.",
-            stacklevel=2,
+            f"earlier ones). Exclude one with {ENV_ALLOW} to choose."
         )
-    elif not spec.override:
-        warn(
+    if not spec.override:
+        return (
             f"tensorplug: {registry.kind} {spec.key!r} from {spec.source} shadows the one from "
-            f"{current_spec.source}; declare override=True in its spec if that is intended.",
-            stacklevel=2,
+            f"{current_spec.source}; declare override=True in its spec if that is intended."
         )
-    return spec
+    return None

@@ -1,7 +1,9 @@
 """The plugin hooks. A plugin is a module with ``@hookimpl`` functions, named by an entry point.
 
-Each hook returns declarations; the core owns the registries and fills
-them, recording the plugin's distribution on every entry. Declare in
+Each hook returns a list of declarations; the core owns the registries and
+fills them, recording the plugin's distribution on every entry. A hook that
+raises or returns anything else, or an ``@hookimpl`` whose name is not one of
+these hooks, fails the whole plugin (see ``tensorplug._plugins``). Declare in
 ``pyproject.toml``::
 
     [project.entry-points.tensorplug]
