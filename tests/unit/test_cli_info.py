@@ -87,8 +87,8 @@ def test_init_initialises_and_names_the_default_and_why() -> None:
 
 
 def test_environment_variables_are_shown_and_blocked_plugins_reported() -> None:
-    data = info_json(env={"TENSORPLUG_PLUGINS": "numpy"})
-    assert data["environment"] == {"TENSORPLUG_PLUGINS": "numpy"}
+    data = info_json(env={"TENSORPLUG_PLUGINS": "numpy", "TENSORPLUG_DEBUG": "1"})
+    assert data["environment"] == {"TENSORPLUG_PLUGINS": "numpy", "TENSORPLUG_DEBUG": "1"}
     others = [p for p in data["plugins"] if p["name"] not in ("tensorplug", "numpy")]
     assert all(p["status"] == "blocked" and "TENSORPLUG_PLUGINS" in p["error"] for p in others)
 

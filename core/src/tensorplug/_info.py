@@ -19,7 +19,7 @@ from tensorplug._errors import BackendError
 from tensorplug._overrides import gradient_sets
 from tensorplug._plugins import ENV_ALLOW, ENV_DISABLE, ENV_STRICT, plugins
 
-ENVIRONMENT = (ENV_DISABLE, ENV_ALLOW, ENV_STRICT, "TENSORPLUG_TORCH_DEVICE")
+ENVIRONMENT = (ENV_DISABLE, ENV_ALLOW, ENV_STRICT, "TENSORPLUG_DEBUG", "TENSORPLUG_TORCH_DEVICE")
 
 
 def collect(initialise: bool = False, strict_error: str | None = None) -> dict[str, Any]:
