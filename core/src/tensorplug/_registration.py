@@ -39,17 +39,18 @@ def _qualified(fn: Any) -> tuple[str, str] | None:
 def _add_runtime(registry: LayeredRegistry[Any], spec: Any, override: bool, fn_attr: str) -> None:
     with registry.lock:
         current = registry.get(spec.key)
+        replacing = None
         if current is not None and not override:
             old_name = _qualified(getattr(current, fn_attr))
             same = old_name is not None and old_name == _qualified(getattr(spec, fn_attr))
             if current.source == RUNTIME and same:
-                registry.discard(current)
+                replacing = current  # in one step: no other thread may see the key without either
             else:
                 raise RegistrationError(
                     f"{registry.kind} {spec.key!r} is already registered by {current.source}; pass override=True "
                     f"to shadow it (unregistering yours later restores it)"
                 )
-        registry.add(spec, LAYER_RUNTIME)
+        registry.add(spec, LAYER_RUNTIME, replacing=replacing)
 
 
 @overload
