@@ -289,6 +289,37 @@ def test_registering_the_same_function_again_leaves_no_moment_without_it(monkeyp
         tp.unregister_gradient("ThreadProbe")
 
 
+def test_a_kernel_is_not_dispatched_before_its_setup_has_run() -> None:
+    """register_kernel with a setup on an initialised backend: while the setup runs (in another
+    thread), dispatching the kernel finds no kernel rather than one whose setup has not run."""
+    setting_up, go_on = threading.Event(), threading.Event()
+    ready: list[bool] = []
+
+    def setup(backend: Any) -> None:
+        setting_up.set()
+        assert go_on.wait(TIMEOUT)
+        ready.append(True)
+
+    def needs_setup(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        assert ready, "the kernel ran before its setup"
+        return inputs["x"] + 1
+
+    registering = threading.Thread(target=lambda: tp.register_kernel("ThreadProbe", "numpy", needs_setup, setup=setup))
+    registering.start()
+    try:
+        assert setting_up.wait(TIMEOUT)
+        with pytest.raises(tp.KernelNotFoundError):
+            tp.run_kernel("ThreadProbe", {"x": tp.tensor([1.0])})
+        go_on.set()
+        registering.join(TIMEOUT)
+        assert tp.run_kernel("ThreadProbe", {"x": tp.tensor([1.0])}).tolist() == [2.0]
+    finally:
+        go_on.set()
+        registering.join(TIMEOUT)
+        while tp.kernel_stack("ThreadProbe", "numpy"):
+            tp.unregister_kernel("ThreadProbe", "numpy")
+
+
 def test_listing_backends_while_another_thread_removes_one() -> None:
     """A backend's priority function runs (so listing is under way) while another thread removes a
     backend; listing still returns, with or without the removed one."""
