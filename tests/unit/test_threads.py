@@ -328,7 +328,7 @@ def test_listing_backends_while_another_thread_removes_one() -> None:
     def slow_priority() -> int:
         asked.set()
         assert go_on.wait(TIMEOUT)
-        return 5
+        return 100  # above every real backend
 
     tp.register_backend("thread_slow", lambda: None, slow_priority)
     tp.register_backend("thread_gone", lambda: None, 1)
