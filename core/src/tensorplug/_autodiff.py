@@ -45,8 +45,7 @@ class _Scope:
     def __init__(self, xs: Sequence[Tensor]) -> None:
         self._saved = state.tape
         self.tape = self._saved if self._saved is not None else Tape()
-        for x in xs:
-            x._tape = self.tape.token
+        self.tape.watch(xs)
 
     def __enter__(self) -> _Scope:
         state.tape = self.tape
@@ -401,7 +400,7 @@ def custom_grad(f: Callable[..., tuple[Any, Callable[[Any], Any]]]) -> Callable[
         if not values or not all(isinstance(v, Tensor) for v in values):
             raise GradientError(f"custom_grad({name}): value must be a Tensor or a sequence of Tensors")
         tape = state.tape
-        if tape is None or not any(x._tape is tape.token for x in inputs):
+        if tape is None or not any(tape.is_watching(x) for x in inputs):
             return value
         outputs = tuple(_alias(v, tape.token) for v in values)
 

@@ -65,6 +65,7 @@ class Engine:
         self.fallback_tables: set[str] = set()  # backends whose table holds a fallback wrapper
         self.fallback_warned: set[tuple[str, str]] = set()  # (kernel, backend) pairs already warned about
         self.observing = 0  # active kernel observers (tp.profile, tp.debug): while > 0, kernels are wrapped
+        self.generation = 0  # bumped at each table reset: a kernel resolved before one is not cached after it
         self.lock = threading.RLock()
         kernel_registry.on_change(self._kernel_changed)
 
@@ -117,9 +118,10 @@ class Engine:
             self._forget_fallbacks()
             return spec
 
-    def priority(self, name: str) -> int:
-        """The priority of backend ``name``, asking its priority function once if it has one."""
-        spec = self.specs[name]
+    def priority(self, name: str, spec: BackendSpec | None = None) -> int:
+        """The priority of backend ``name`` (registered as ``spec``), asking its priority function once if any."""
+        if spec is None:
+            spec = self.specs[name]
         if isinstance(spec.priority, int):
             return spec.priority
         cached = self.priorities.get(name)
@@ -134,7 +136,8 @@ class Engine:
 
     def names(self) -> list[str]:
         """Registered backend names, highest priority first."""
-        return sorted(self.specs, key=lambda name: (-self.priority(name), name))
+        specs = dict(self.specs)  # a snapshot: another thread may register or remove a backend meanwhile
+        return sorted(specs, key=lambda name: (-self.priority(name, specs[name]), name))
 
     def initialize(self, name: str, options: Mapping[str, Any] | None = None) -> Backend:
         """Return the backend instance, creating it (and running kernel setups) if needed."""
@@ -181,6 +184,7 @@ class Engine:
                 if kspec.backend_name == name and kspec.dispose is not None:
                     _call_kernel_hook(kspec, "dispose", backend)
             self.tables.pop(name, None)
+            self.generation += 1
             self._forget_fallbacks()  # their wrappers may hold this instance
             backend.dispose()
 
@@ -221,12 +225,17 @@ class Engine:
                     self._reset_table(backend_name)
                 self.fallback_tables.clear()
 
-    def _cache(self, backend_name: str, name: str, fn: KernelFunc) -> KernelFunc:
-        """Put ``fn`` in the backend's dispatch table (wrapped for the observers, if any) and return it."""
+    def _cache(self, backend_name: str, name: str, fn: KernelFunc, generation: int) -> KernelFunc:
+        """Put ``fn`` in the backend's dispatch table (wrapped for the observers, if any) and return it.
+
+        ``generation`` is the engine's when the lookup of ``fn`` began: if a table was reset since
+        (another thread registered a kernel, say), ``fn`` may be stale and serves this call only.
+        """
         with self.lock:
             if self.observing:
                 fn = ObservedKernel(name, fn)
-            self.tables.setdefault(backend_name, {})[name] = fn
+            if generation == self.generation:
+                self.tables.setdefault(backend_name, {})[name] = fn
         return fn
 
     def _kernel_changed(self, key: Hashable) -> None:
@@ -236,6 +245,7 @@ class Engine:
             self._forget_fallbacks()  # a fallback wrapper may hold the kernel that changed
 
     def _reset_table(self, backend_name: str) -> None:
+        self.generation += 1
         fresh: dict[str, KernelFunc] = {}
         self.tables[backend_name] = fresh
         if self.active is not None and self.active.name == backend_name:
@@ -254,9 +264,10 @@ class Engine:
         A kernel the backend lacks resolves to a wrapper that runs it on the
         backend's fallback (see :meth:`fallback_kernel`), cached the same way.
         """
+        generation = self.generation  # read before the registry: see _cache
         spec = kernel_registry.get((name, backend.name))
         if spec is None:
-            return self.fallback_kernel(name, backend)
+            return self.fallback_kernel(name, backend, generation)
         try:
             fn: KernelFunc = resolve(spec.kernel, f"kernel {name!r} for backend {backend.name!r} (from {spec.source})")
         except TensorplugError:
@@ -266,15 +277,17 @@ class Engine:
                 f"kernel {name!r} for backend {backend.name!r} (from {spec.source}) could not be imported "
                 f"from {spec.kernel!r}: {type(exc).__name__}: {exc}"
             ) from exc
-        return self._cache(backend.name, name, fn)
+        return self._cache(backend.name, name, fn, generation)
 
-    def fallback_kernel(self, name: str, backend: Backend) -> KernelFunc:
+    def fallback_kernel(self, name: str, backend: Backend, generation: int | None = None) -> KernelFunc:
         """A kernel of ``backend`` that runs kernel ``name`` on the first backend of its fallback chain having it.
 
         Raises KernelNotFoundError when no backend of the chain has it, and
         BackendError when the chain names an unknown backend or loops.
         """
         with self.lock:
+            if generation is None:
+                generation = self.generation
             target_name = self._fallback_with(name, backend.name)
             if target_name is None:
                 raise KernelNotFoundError(missing_kernel_message(name, backend.name))
@@ -302,7 +315,7 @@ class Engine:
                     FallbackWarning,
                     stacklevel=6,
                 )
-            return self._cache(backend.name, name, wrapper)
+            return self._cache(backend.name, name, wrapper, generation)
 
     def _fallback_with(self, name: str, backend_name: str) -> str | None:
         """The first backend of ``backend_name``'s fallback chain that has kernel ``name`` (None if none has)."""
@@ -440,14 +453,15 @@ def run_kernel(name: str, inputs: Mapping[str, Any], attrs: dict[str, Any] | Non
         for key, t in inputs.items():
             if isinstance(t, Tensor) and t._backend is backend:
                 raw[key] = t._data
-                if t._tape is token:
+                mark = t._tape
+                if mark is token or (mark is not None and id(t) in tape.watched_ids):  # tape.is_watching(t)
                     watched = True
             else:
                 raw[key] = _unwrap(name, backend, key, t)
                 if isinstance(t, Tensor):
-                    watched = watched or t._tape is token
+                    watched = watched or tape.is_watching(t)
                 else:
-                    watched = watched or any(u._tape is token for u in t)
+                    watched = watched or any(tape.is_watching(u) for u in t)
     try:
         out = fn(raw, attrs, backend)
     except TensorplugError:

@@ -93,16 +93,15 @@ class gradient_overrides:  # noqa: N801 - used like a function, as tp.no_grad
 
     def __init__(self, overrides: Mapping[str, GradFunc | GradientSpec | str | None], *, source: str = SCOPE) -> None:
         self.specs = {name: _as_spec(name, value, source) for name, value in overrides.items()}
-        self._saved: list[dict[str, Any] | None] = []
 
     def __enter__(self) -> gradient_overrides:
         outer = state.overrides
-        self._saved.append(outer)
+        state.outer_overrides.append(outer)  # per thread: the same scope may be active in several threads
         state.overrides = {**outer, **self.specs} if outer else dict(self.specs)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        state.overrides = self._saved.pop()
+        state.overrides = state.outer_overrides.pop()
 
 
 def use_gradients(name: str, **params: Any) -> gradient_overrides:

@@ -36,20 +36,27 @@ def _qualified(fn: Any) -> tuple[str, str] | None:
     return (module, qualname) if module and qualname else None
 
 
-def _add_runtime(registry: LayeredRegistry[Any], spec: Any, override: bool, fn_attr: str) -> None:
+def _add_runtime(
+    registry: LayeredRegistry[Any], spec: Any, override: bool, fn_attr: str, prepare: Callable[[], None] | None = None
+) -> None:
+    """Add ``spec`` at the runtime layer, after ``prepare()`` (a kernel's setup): no other thread can
+    see the entry before it is ready, and nothing is added when ``prepare`` raises."""
     with registry.lock:
         current = registry.get(spec.key)
+        replacing = None
         if current is not None and not override:
             old_name = _qualified(getattr(current, fn_attr))
             same = old_name is not None and old_name == _qualified(getattr(spec, fn_attr))
             if current.source == RUNTIME and same:
-                registry.discard(current)
+                replacing = current  # in one step: no other thread may see the key without either
             else:
                 raise RegistrationError(
                     f"{registry.kind} {spec.key!r} is already registered by {current.source}; pass override=True "
                     f"to shadow it (unregistering yours later restores it)"
                 )
-        registry.add(spec, LAYER_RUNTIME)
+        if prepare is not None:
+            prepare()
+        registry.add(spec, LAYER_RUNTIME, replacing=replacing)
 
 
 @overload
@@ -93,14 +100,13 @@ def register_kernel(
         if not (callable(fn) or isinstance(fn, str)):
             raise RegistrationError(f"register_kernel({kernel_name!r}, {backend_name!r}): kernel must be callable")
         spec = KernelSpec(kernel_name, backend_name, fn, setup, dispose, override, RUNTIME)
-        _add_runtime(kernel_registry, spec, override, "kernel")
-        backend = engine.instances.get(backend_name)
-        if backend is not None and setup is not None:
-            try:
+
+        def set_up() -> None:  # on a backend already initialised, before the kernel can be dispatched
+            backend = engine.instances.get(backend_name)
+            if backend is not None and setup is not None:
                 _call_kernel_hook(spec, "setup", backend)
-            except Exception:
-                kernel_registry.discard(spec)
-                raise
+
+        _add_runtime(kernel_registry, spec, override, "kernel", set_up)
         return fn
 
     return register if kernel is None else register(kernel)

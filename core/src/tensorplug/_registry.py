@@ -128,7 +128,11 @@ def _precedence(entry: _Entry[Any]) -> tuple[int, int]:
 
 
 class LayeredRegistry(Generic[S]):
-    """A map from key to a precedence-ordered stack of specs; the top entry is active."""
+    """A map from key to a precedence-ordered stack of specs; the top entry is active.
+
+    Safe to read from any thread while another writes: writers hold ``lock`` and never change a
+    stack in place, they put a new list in its slot, so a reader sees a whole stack, old or new.
+    """
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
@@ -144,14 +148,17 @@ class LayeredRegistry(Generic[S]):
         for listener in self._listeners:
             listener(key)
 
-    def add(self, spec: S, layer: int, rank: int | None = None) -> S | None:
-        """Push ``spec`` for its key; return the spec it now shadows, if any."""
+    def add(self, spec: S, layer: int, rank: int | None = None, *, replacing: S | None = None) -> S | None:
+        """Push ``spec`` for its key (removing ``replacing`` in the same step); return the spec it now shadows.
+
+        Readers in other threads see the stack before or after, never in between.
+        """
         key = spec.key
         with self.lock:
             if rank is None:
                 self._counter += 1
                 rank = self._counter
-            stack = list(self._stacks.get(key, ()))
+            stack = [e for e in self._stacks.get(key, ()) if e.spec is not replacing]
             previous = stack[-1].spec if stack else None
             stack.append(_Entry(layer, rank, spec))
             stack.sort(key=_precedence)  # stable: of equal precedence, the later one is on top

@@ -9,15 +9,36 @@ from typing import Any, NamedTuple
 class Tape:
     """The records of one (outermost) gradient scope; nested scopes share it.
 
-    Tensors the tape tracks carry its ``token`` (a small object, so that a
-    tensor outliving the scope does not keep the records alive).
+    Tensors that kernels recorded on the tape produce carry its ``token``
+    (a small object, so that a tensor outliving the scope does not keep the
+    records alive). The tensors a scope watches may be shared with other
+    threads, each watching them on a tape of its own: the tape remembers
+    them by id (``watch``), and marks only those that carry no token yet, so
+    that a tensor is watched by a tape when it carries the tape's token, or
+    carries any token and is one the tape watches (``is_watching``).
     """
 
-    __slots__ = ("records", "token")
+    __slots__ = ("_watched", "records", "token", "watched_ids")
 
     def __init__(self) -> None:
         self.records: list[Record] = []
         self.token = object()
+        self.watched_ids: set[int] = set()
+        self._watched: list[Any] = []  # keeps the watched tensors alive, so that their ids stay theirs
+
+    def watch(self, tensors: Any) -> None:
+        """Record the kernels that read any of ``tensors`` from now on."""
+        for t in tensors:
+            if t._tape is None:
+                t._tape = self.token
+            if id(t) not in self.watched_ids:
+                self.watched_ids.add(id(t))
+                self._watched.append(t)
+
+    def is_watching(self, t: Any) -> bool:
+        """Whether the kernels that read tensor ``t`` are recorded on this tape (run_kernel inlines it)."""
+        mark = t._tape
+        return mark is self.token or (mark is not None and id(t) in self.watched_ids)
 
 
 class Record(NamedTuple):
@@ -42,12 +63,19 @@ Python-level ``__new__`` (the recording hot path)."""
 class ThreadState(threading.local):
     """What is per thread: the recording tape (None while not recording or in no_grad), the gradient
     overrides of the enclosing scopes (kernel name -> GradientSpec, None outside any scope), the kernel
-    observers, and which kernel's gradient backprop is computing."""
+    observers, and which kernel's gradient backprop is computing.
 
-    tape: Tape | None = None
-    overrides: dict[str, Any] | None = None
-    observers: tuple[Any, ...] | None = None  # kernel observers of this thread (tp.profile, tp.debug)
-    gradient_of: str | None = None  # during backprop: the kernel whose gradient is being computed
+    ``no_grad`` and override scopes push what they replace on this thread's stacks and pop it on exit,
+    so that one scope object may be entered in several threads at once, or again while it is active.
+    """
+
+    def __init__(self) -> None:  # runs once in each thread that uses the state
+        self.tape: Tape | None = None
+        self.overrides: dict[str, Any] | None = None
+        self.observers: tuple[Any, ...] | None = None  # kernel observers of this thread (tp.profile, tp.debug)
+        self.gradient_of: str | None = None  # during backprop: the kernel whose gradient is being computed
+        self.outer_tapes: list[Tape | None] = []  # what each active no_grad replaced, innermost last
+        self.outer_overrides: list[dict[str, Any] | None] = []  # what each active override scope replaced
 
 
 state = ThreadState()
@@ -62,11 +90,11 @@ class no_grad:  # noqa: N801 - used like a function, as torch.no_grad
     ...     y = x * x
     """
 
-    __slots__ = ("_saved",)
+    __slots__ = ()
 
     def __enter__(self) -> None:
-        self._saved = state.tape
+        state.outer_tapes.append(state.tape)
         state.tape = None
 
     def __exit__(self, *exc: object) -> None:
-        state.tape = self._saved
+        state.tape = state.outer_tapes.pop()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
 import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -365,6 +366,7 @@ class Tensor:
 _variable_names = itertools.count()
 _variable_keys = itertools.count()
 _variables: weakref.WeakValueDictionary[int, Variable] = weakref.WeakValueDictionary()
+_variables_lock = threading.Lock()  # listing them iterates in Python: no other thread may add one meanwhile
 
 
 class Variable(Tensor):
@@ -389,7 +391,8 @@ class Variable(Tensor):
         self._dtype = initial._dtype
         self.trainable = trainable
         self.name = name if name is not None else f"Variable_{next(_variable_names)}"
-        _variables[next(_variable_keys)] = self
+        with _variables_lock:
+            _variables[next(_variable_keys)] = self
 
     def assign(self, value: Any) -> Variable:
         """Replace the value; the new value must have this variable's shape and dtype."""
@@ -412,7 +415,8 @@ class Variable(Tensor):
 
 def live_variables() -> list[Variable]:
     """Every Variable still referenced somewhere, in creation order."""
-    return list(_variables.values())
+    with _variables_lock:
+        return list(_variables.values())
 
 
 def _repr(t: Tensor, name: str, extra: list[str]) -> str:
