@@ -17,7 +17,7 @@ import numpy as np
 
 from tensorplug import kernel_names as K
 from tensorplug._engine import dispatch
-from tensorplug._errors import ShapeError, TensorplugError
+from tensorplug._errors import DTypeError, InvalidArgumentError, ShapeError
 from tensorplug._tensor import Tensor, describe
 from tensorplug.ops._convert import (
     as_tensor,
@@ -54,9 +54,9 @@ __all__ = [
 def _tensor_list(op: str, tensors: Any) -> list[Tensor]:
     """A non-empty sequence of tensor-likes as tensors promoted to one dtype (NumPy's rules)."""
     if isinstance(tensors, Tensor) or not isinstance(tensors, Sequence) or isinstance(tensors, str):
-        raise TensorplugError(f"{op}: expects a list of tensors, got {describe(tensors)}; wrap it in a list")
+        raise DTypeError(f"{op}: expects a list of tensors, got {describe(tensors)}; wrap it in a list")
     if not tensors:
-        raise TensorplugError(f"{op}: needs at least one tensor, got an empty list")
+        raise InvalidArgumentError(f"{op}: needs at least one tensor, got an empty list")
     return promote_all(tensors)
 
 
@@ -133,7 +133,10 @@ def split(x: Any, num_or_size_splits: int | Sequence[int], axis: int = 0) -> lis
     else:
         sizes = ints_arg("split", "num_or_size_splits", num_or_size_splits)
         if not sizes or sizes.count(-1) > 1 or any(s < -1 for s in sizes):
-            raise ShapeError(f"split: sizes {sizes} must be non-negative, with at most one -1 (inferred)")
+            raise ShapeError(
+                f"split: sizes {num_or_size_splits!r} must be non-empty and non-negative, with at most one -1 "
+                f"(inferred), for {describe(t)}"
+            )
         known = builtins.sum(s for s in sizes if s != -1)
         if -1 in sizes and known <= size:
             sizes = tuple(size - known if s == -1 else s for s in sizes)
@@ -388,7 +391,7 @@ def mirror_pad(x: Any, paddings: Sequence[Sequence[int]], mode: str) -> Tensor:
     t = as_tensor(x)
     pairs = _paddings("mirror_pad", t, paddings)
     if not isinstance(mode, str) or mode.lower() not in ("reflect", "symmetric"):
-        raise TensorplugError(f"mirror_pad: mode must be 'reflect' or 'symmetric', got {mode!r}")
+        raise InvalidArgumentError(f"mirror_pad: mode must be 'reflect' or 'symmetric', got {mode!r}")
     mode = mode.lower()
     offset = 1 if mode == "reflect" else 0
     for i, ((before, after), d) in enumerate(zip(pairs, t.shape, strict=True)):
