@@ -30,6 +30,7 @@ def moving_average(
     [1.0]
     """
     v = as_tensor(v)
+    check_float("moving_average", v)  # decay and step become v's dtype: an integer v would truncate them
     for name, value in (("decay", decay), ("step", 1 if step is None else step)):
         if not isinstance(value, Tensor | int | float) or isinstance(value, bool):
             raise DTypeError(

@@ -63,7 +63,11 @@ def tensor(data: Any, dtype: Any = None) -> Tensor:
     if hasattr(type(data), "__dlpack__") and not isinstance(data, np.ndarray | np.generic):
         return _copy_of_producer(data, checked)
     try:
-        array = _dtypes.host_array(data, checked)
+        if checked in _dtypes.INT_DTYPES and isinstance(data, np.ndarray) and data.dtype.kind == "f":
+            with np.errstate(invalid="ignore"):  # NaN, inf and floats past the range: undefined, as for tp.cast
+                array = _dtypes.host_array(data, checked)
+        else:
+            array = _dtypes.host_array(data, checked)
     except TensorplugError:
         raise
     except (TypeError, ValueError, OverflowError) as exc:

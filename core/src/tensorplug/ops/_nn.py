@@ -41,6 +41,7 @@ from tensorplug.ops._unary import exp, identity, isfinite, log
 __all__ = ["softmax", "log_sum_exp", "log_softmax", "conv2d", "conv2d_transpose", "max_pool", "avg_pool"]
 
 Pair = tuple[int, int]
+_MAX_INT32 = 2**31 - 1  # strides, dilations and windows past this overflow the backends' C ints
 Pads = tuple[Pair, Pair]
 
 
@@ -301,7 +302,7 @@ def _pair(op: str, name: str, value: Any) -> Pair:
         pair = tuple(operator.index(v) for v in items)
     except TypeError:
         pair = ()
-    if len(pair) != 2 or any(isinstance(v, bool) or v < 1 for v in items):
+    if len(pair) != 2 or any(isinstance(v, bool) or not 1 <= v <= _MAX_INT32 for v in items):
         raise InvalidArgumentError(f"{op}: {name} must be a positive int or a (height, width) pair of them, got {value!r}")
     return pair[0], pair[1]
 
@@ -348,7 +349,7 @@ def _window_geometry(
             dilated = f" (dilated to {effective[0]}x{effective[1]})" if dilations != (1, 1) else ""
             raise ShapeError(
                 f"{op}: a {window[0]}x{window[1]} window{dilated} does not fit in the {in_hw[0]}x{in_hw[1]} "
-                f"input padded by {pads}; use pad='same' or a smaller window"
+                f"input (NHWC shape {shape}) padded by {pads}; use pad='same' or a smaller window"
             )
         out.append((size + lo + hi - e) // s + 1)
     return pads, (out[0], out[1])

@@ -52,7 +52,7 @@ __all__ = [
 def reshape(x: Any, shape: Any) -> Tensor:
     """``x`` with a new shape of the same size; one dimension may be -1 (inferred)."""
     t = as_tensor(x)
-    if shape == t._data.shape:
+    if type(shape) is tuple and shape == t._data.shape:
         return t
     dims = list(ints_arg("reshape", "shape", shape))
     if dims.count(-1) > 1:
@@ -88,7 +88,7 @@ def transpose(x: Any, perm: Any = None) -> Tensor:
 def broadcast_to(x: Any, shape: Any) -> Tensor:
     """``x`` broadcast to ``shape`` (NumPy rules)."""
     t = as_tensor(x)
-    if shape == t._data.shape:
+    if type(shape) is tuple and shape == t._data.shape:
         return t
     target = normalize_shape("broadcast_to", shape)
     try:
