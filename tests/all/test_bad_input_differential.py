@@ -46,7 +46,8 @@ def test_numpy_and_torch_agree_on_bad_input(spec: OpSpec, data: st.DataObject) -
     if on_numpy.error is not None or on_torch.error is not None:
         assert type(on_numpy.error) is type(on_torch.error), where
         return
-    assert on_numpy.outputs is not None and on_torch.outputs is not None
+    assert on_numpy.outputs is not None
+    assert on_torch.outputs is not None
     assert len(on_numpy.outputs) == len(on_torch.outputs), where
     for n, t in zip(on_numpy.outputs, on_torch.outputs, strict=True):
         assert (n.dtype, n.shape) == (t.dtype, t.shape), where

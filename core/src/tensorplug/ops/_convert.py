@@ -63,6 +63,8 @@ def tensor(data: Any, dtype: Any = None) -> Tensor:
     if hasattr(type(data), "__dlpack__") and not isinstance(data, np.ndarray | np.generic):
         return _copy_of_producer(data, checked)
     try:
+        if isinstance(data, np.ndarray) and data.dtype.kind == "c":
+            raise TypeError(f"complex data ({data.dtype}) has no tensorplug dtype; take its .real or .imag")
         if checked in _dtypes.INT_DTYPES and isinstance(data, np.ndarray) and data.dtype.kind == "f":
             with np.errstate(invalid="ignore"):  # NaN, inf and floats past the range: undefined, as for tp.cast
                 array = _dtypes.host_array(data, checked)
@@ -248,6 +250,7 @@ def float32_scalar(value: float) -> float:
         return math.copysign(math.inf, value)
     return value
 
+
 _SCALARS: dict[tuple[Any, type, str, str], Tensor] = {}
 _SCALARS_MAX = 1024
 
@@ -418,10 +421,10 @@ def _normalize_axes(op: str, axis: Any, ndim: int) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
     try:
-        axes = [axis] if isinstance(axis, int | np.integer) else list(axis)
-        if isinstance(axis, str) or any(isinstance(a, bool | np.bool_) for a in axes):
+        given = [axis] if isinstance(axis, int | np.integer) else list(axis)
+        if isinstance(axis, str) or any(isinstance(a, bool | np.bool_) for a in given):
             raise TypeError(axis)
-        axes = [operator.index(a) for a in axes]
+        axes = [operator.index(a) for a in given]
     except TypeError:
         raise DTypeError(f"{op}: axis must be an int, a sequence of ints, or None; got {axis!r}") from None
     result = []

@@ -140,7 +140,7 @@ def split(x: Any, num_or_size_splits: int | Sequence[int], axis: int = 0) -> lis
         known = builtins.sum(s for s in sizes if s != -1)
         if -1 in sizes and known <= size:
             sizes = tuple(size - known if s == -1 else s for s in sizes)
-        if builtins.sum(sizes) != size:
+        if builtins.sum(sizes) != size or -1 in sizes:  # a -1 left means the known sizes overflow the axis
             raise ShapeError(f"split: sizes {sizes} do not add up to {size}, the size of axis {ax} of {describe(t)}")
     return dispatch_several(K.SPLIT_V, {"x": t}, {"size_splits": sizes, "axis": ax})
 

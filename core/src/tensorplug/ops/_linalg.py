@@ -35,6 +35,7 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False)
         return dispatch(K.BATCH_MAT_MUL, {"a": a, "b": b}, {"transpose_a": transpose_a, "transpose_b": transpose_b})
     if a.ndim == 0 or b.ndim == 0:
         raise ShapeError(f"matmul: operands must have at least one dimension, got {describe(a)} and {describe(b)}")
+    given_a, given_b = a, b  # before 1-D operands become matrices, for messages
     squeeze_a, squeeze_b = a.ndim == 1, b.ndim == 1
     if squeeze_a:
         a, transpose_a = reshape(a, (1, a.shape[0])), False
@@ -45,7 +46,8 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False)
     if ka != kb:
         raise ShapeError(
             f"matmul: inner dimensions differ: {describe(a)}{' (transposed)' if transpose_a else ''} "
-            f"times {describe(b)}{' (transposed)' if transpose_b else ''} ({ka} != {kb})"
+            f"times {describe(b)}{' (transposed)' if transpose_b else ''} ({ka} != {kb}); "
+            f"the operands: {describe(given_a)} and {describe(given_b)}"
         )
     try:
         batch = broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2])

@@ -303,7 +303,9 @@ def _pair(op: str, name: str, value: Any) -> Pair:
     except TypeError:
         pair = ()
     if len(pair) != 2 or any(isinstance(v, bool) or not 1 <= v <= _MAX_INT32 for v in items):
-        raise InvalidArgumentError(f"{op}: {name} must be a positive int or a (height, width) pair of them, got {value!r}")
+        raise InvalidArgumentError(
+            f"{op}: {name} must be a positive int or a (height, width) pair of them, got {value!r}"
+        )
     return pair[0], pair[1]
 
 
