@@ -1641,8 +1641,9 @@ def run(spec: OpSpec, call: Call) -> Outcome:
 
 
 # The numpy backend's Add, Sub, Multiply, AddN, Sum and BatchMatMul keep NumPy's own RuntimeWarning for inf - inf
-# and overflow: they are on every gradient's hot path, and np.errstate around them would cost 1.8 us a call (0.8 us for np.add itself
-# on a small array). A documented choice of the backend (see its _reduction.py), allowed here and nowhere else.
+# and overflow: they are on every gradient's hot path, and np.errstate around them would cost 1.8 us a call
+# (0.8 us for np.add itself on a small array). A documented choice of the backend (see its _reduction.py),
+# allowed here and nowhere else.
 _HOT_PATH_FILES = tuple(
     os.path.join(*parts)
     for parts in [("tensorplug", "kernel_factories.py")]

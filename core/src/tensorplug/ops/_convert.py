@@ -241,6 +241,7 @@ def as_tensor(value: Any, dtype: str | None = None) -> Tensor:
     return tensor(value, dtype)
 
 
+_MAX_ELEMENTS = 2**60  # elements of 8 bytes past this overflow a 64-bit byte count (numpy refuses, torch views)
 _FLOAT32_OVERFLOW = 3.4028235677973366e38  # (2 - 2**-24) * 2**127: from here up a float rounds to float32 inf
 
 
@@ -462,6 +463,8 @@ def normalize_shape(op: str, shape: Any) -> tuple[int, ...]:
         raise DTypeError(f"{op}: shape must be an int or a sequence of ints, got {shape!r}") from None
     if any(d < 0 for d in result):
         raise ShapeError(f"{op}: shape {result} has a negative dimension")
+    if math.prod(result) >= _MAX_ELEMENTS:
+        raise ShapeError(f"{op}: shape {result} has more elements than any backend can address (2**60)")
     return result
 
 

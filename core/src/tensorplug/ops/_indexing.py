@@ -296,7 +296,9 @@ def _resolve(
         raise ShapeError(f"{op}: the stride for axis {axis} is 0; strides must be non-zero")
     if shrink:
         if s < 0:
-            raise ShapeError(f"{op}: axis {axis} is indexed by a single position, which needs a positive stride")
+            raise ShapeError(
+                f"{op}: axis {axis} of the input {shape} is indexed by a single position, which needs a positive stride"
+            )
         index = b + d if b < 0 else b
         if not 0 <= index < d:
             raise ShapeError(f"{op}: index {b} is out of range for axis {axis} of size {d} of the input {shape}")
