@@ -41,6 +41,10 @@ class ShapeError(TensorplugError, ValueError):
     """Arguments of an op have incompatible shapes."""
 
 
+class InvalidArgumentError(TensorplugError, ValueError):
+    """An argument of an op has a value the op cannot take: an unknown mode, a negative rate, a missing step."""
+
+
 class DTypeError(TensorplugError, TypeError):
     """Arguments of an op have unsupported or incompatible dtypes."""
 

@@ -13,7 +13,7 @@ from typing import Any
 from tensorplug import kernel_names as K
 from tensorplug._dtypes import DEFAULT_FLOAT, INT_DTYPES, is_floating
 from tensorplug._engine import dispatch
-from tensorplug._errors import DTypeError, ShapeError, TensorplugError
+from tensorplug._errors import DTypeError, ShapeError
 from tensorplug._tensor import Tensor, describe
 from tensorplug.ops._convert import as_tensor, binary_operands, broadcast_shapes, cast, to_float
 
@@ -190,7 +190,7 @@ def add_n(tensors: Sequence[Any]) -> Tensor:
     [9, 12]
     """
     if not isinstance(tensors, list | tuple):
-        raise TensorplugError(f"add_n: expects a list of tensors, got {type(tensors).__name__}")
+        raise DTypeError(f"add_n: expects a list of tensors, got {describe(tensors)}")
     if not tensors:
         raise ShapeError("add_n: expects at least one tensor, got an empty list")
     items = [as_tensor(t) for t in tensors]

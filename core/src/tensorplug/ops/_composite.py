@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tensorplug._errors import ShapeError, TensorplugError
+from tensorplug._errors import DTypeError, InvalidArgumentError, ShapeError
 from tensorplug._tensor import Tensor, describe
 from tensorplug.ops._binary import add, div, mul, pow, sub, where
 from tensorplug.ops._convert import as_tensor, check_float, normalize_axes, normalize_shape
@@ -30,10 +30,19 @@ def moving_average(
     [1.0]
     """
     v = as_tensor(v)
+    check_float("moving_average", v)  # decay and step become v's dtype: an integer v would truncate them
+    for name, value in (("decay", decay), ("step", 1 if step is None else step)):
+        if not isinstance(value, Tensor | int | float) or isinstance(value, bool):
+            raise DTypeError(
+                f"moving_average: {name} must be a number or a tensor, got {value!r} ({type(value).__name__}); "
+                f"v is {describe(v)}"
+            )
     update = mul(sub(x, v), sub(1.0, decay))
     if zero_debias:
         if step is None:
-            raise TensorplugError("moving_average: zero_debias=True needs the step (counting from 1)")
+            raise InvalidArgumentError(
+                f"moving_average: zero_debias=True needs the step (counting from 1), got step=None for v {describe(v)}"
+            )
         update = div(update, sub(1.0, pow(as_tensor(decay, v.dtype), as_tensor(step, v.dtype))))
     return add(v, update)
 
@@ -66,7 +75,7 @@ def norm(x: Any, ord: float | str = "euclidean", axis: Any = None, keepdims: boo
     if ord == math.inf:
         row_sums = sum(abs(t), cols, keepdims=True)
         return _squeeze_axes(max(row_sums, rows, keepdims=True), axes, keepdims)
-    raise TensorplugError(f"norm: matrix ord must be 'euclidean', 'fro', 1 or inf, got {ord!r}")
+    raise InvalidArgumentError(f"norm: matrix ord must be 'euclidean', 'fro', 1 or inf, got {ord!r}")
 
 
 def _matrix_axes(axis: Any, ndim: int) -> tuple[int, int]:
@@ -86,7 +95,7 @@ def _vector_norm(t: Tensor, ord: float | str, axes: tuple[int, ...], keepdims: b
         return min(abs(t), axes, keepdims)
     if isinstance(ord, int | float) and ord > 0:
         return pow(sum(pow(abs(t), float(ord)), axes, keepdims), 1.0 / ord)
-    raise TensorplugError(f"norm: vector ord must be 'euclidean', 'fro', a number > 0, inf or -inf, got {ord!r}")
+    raise InvalidArgumentError(f"norm: vector ord must be 'euclidean', 'fro', a number > 0, inf or -inf, got {ord!r}")
 
 
 def _squeeze_axes(t: Tensor, axes: tuple[int, ...], keepdims: bool) -> Tensor:
@@ -105,8 +114,10 @@ def dropout(x: Any, rate: float, noise_shape: Any = None, seed: int | None = Non
     """
     t = as_tensor(x)
     check_float("dropout", t)
+    if isinstance(rate, bool) or not isinstance(rate, int | float):
+        raise DTypeError(f"dropout: rate must be a number in [0, 1), got {rate!r} ({type(rate).__name__})")
     if not 0.0 <= rate < 1.0:
-        raise TensorplugError(f"dropout: rate must be in [0, 1), got {rate!r}")
+        raise InvalidArgumentError(f"dropout: rate must be in [0, 1), got {rate!r}")
     if rate == 0.0:
         return t
     shape = t.shape if noise_shape is None else normalize_shape("dropout", noise_shape)

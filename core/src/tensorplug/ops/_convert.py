@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -57,10 +58,18 @@ def tensor(data: Any, dtype: Any = None) -> Tensor:
         t._dtype = data._dtype
         return t
     checked = None if dtype is None else _dtypes.check_dtype(dtype, "tensor()")
+    if type(data) is float and checked in (None, _dtypes.float32):
+        data = float32_scalar(data)
     if hasattr(type(data), "__dlpack__") and not isinstance(data, np.ndarray | np.generic):
         return _copy_of_producer(data, checked)
     try:
-        array = _dtypes.host_array(data, checked)
+        if isinstance(data, np.ndarray) and data.dtype.kind == "c":
+            raise TypeError(f"complex data ({data.dtype}) has no tensorplug dtype; take its .real or .imag")
+        if checked in _dtypes.INT_DTYPES and isinstance(data, np.ndarray) and data.dtype.kind == "f":
+            with np.errstate(invalid="ignore"):  # NaN, inf and floats past the range: undefined, as for tp.cast
+                array = _dtypes.host_array(data, checked)
+        else:
+            array = _dtypes.host_array(data, checked)
     except TensorplugError:
         raise
     except (TypeError, ValueError, OverflowError) as exc:
@@ -232,6 +241,17 @@ def as_tensor(value: Any, dtype: str | None = None) -> Tensor:
     return tensor(value, dtype)
 
 
+_MAX_ELEMENTS = 2**60  # elements of 8 bytes past this overflow a 64-bit byte count (numpy refuses, torch views)
+_FLOAT32_OVERFLOW = 3.4028235677973366e38  # (2 - 2**-24) * 2**127: from here up a float rounds to float32 inf
+
+
+def float32_scalar(value: float) -> float:
+    """A Python float as float32 will hold it: ±inf past float32's range (as numpy's cast, without its warning)."""
+    if _FLOAT32_OVERFLOW <= abs(value) < math.inf:
+        return math.copysign(math.inf, value)
+    return value
+
+
 _SCALARS: dict[tuple[Any, type, str, str], Tensor] = {}
 _SCALARS_MAX = 1024
 
@@ -244,6 +264,8 @@ def scalar_like(value: bool | int | float, other: Tensor) -> Tensor:
     Float zeros are not cached (0.0 == -0.0 would confuse the key).
     """
     dtype = _dtypes.weak_scalar_dtype(value, other.dtype)
+    if type(value) is float and dtype == _dtypes.float32:
+        value = float32_scalar(value)
     backend = engine.active or engine.ensure_active()
     key = (value, type(value), dtype, backend.name)
     cached = _SCALARS.get(key)
@@ -310,10 +332,10 @@ def promote_operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
         a = tensor(a)
         weak_a = False
     if weak_b:
-        b = scalar_like(b, a)
+        b = _weak_scalar(op, b, a)
         return (a if a.dtype == b.dtype else cast(a, b.dtype)), b
     if weak_a:
-        a = scalar_like(a, b)
+        a = _weak_scalar(op, a, b)
         return a, (b if b.dtype == a.dtype else cast(b, a.dtype))
     da, db = a.dtype, b.dtype
     if da != db:
@@ -323,6 +345,16 @@ def promote_operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
         if db != target:
             b = cast(b, target)
     return a, b
+
+
+def _weak_scalar(op: str, value: bool | int | float, other: Tensor) -> Tensor:
+    try:
+        return scalar_like(value, other)
+    except DTypeError as exc:  # an int past the range of other's integer dtype (as NumPy's OverflowError)
+        raise DTypeError(
+            f"{op}: the Python scalar {value!r} does not fit {other.dtype}, the dtype of the other operand "
+            f"({describe(other)}); make it a tensor of a wider dtype first, e.g. tp.tensor({value!r}, 'int64')"
+        ) from exc
 
 
 _BROADCASTS: dict[tuple[Sequence[int], ...], tuple[int, ...]] = {}  # shapes -> their broadcast (successes only)
@@ -389,13 +421,15 @@ def normalize_axes(op: str, axis: Any, ndim: int) -> tuple[int, ...]:
 def _normalize_axes(op: str, axis: Any, ndim: int) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
-    axes = [axis] if isinstance(axis, int | np.integer) else list(axis)
+    try:
+        given = [axis] if isinstance(axis, int | np.integer) else list(axis)
+        if isinstance(axis, str) or any(isinstance(a, bool | np.bool_) for a in given):
+            raise TypeError(axis)
+        axes = [operator.index(a) for a in given]
+    except TypeError:
+        raise DTypeError(f"{op}: axis must be an int, a sequence of ints, or None; got {axis!r}") from None
     result = []
     for a in axes:
-        try:
-            a = operator.index(a)
-        except TypeError:
-            raise TypeError(f"{op}: axis must be an int, a sequence of ints, or None; got {axis!r}") from None
         if not -ndim <= a < ndim:
             raise ShapeError(f"{op}: axis {a} is out of range for a tensor of rank {ndim}")
         result.append(a % ndim if ndim else 0)
@@ -406,9 +440,11 @@ def _normalize_axes(op: str, axis: Any, ndim: int) -> tuple[int, ...]:
 
 def normalize_axis(op: str, axis: int, ndim: int) -> int:
     try:
+        if isinstance(axis, bool | np.bool_):
+            raise TypeError(axis)
         a = operator.index(axis)
     except TypeError:
-        raise TypeError(f"{op}: axis must be an int, got {axis!r}") from None
+        raise DTypeError(f"{op}: axis must be an int, got {axis!r}") from None
     if not -ndim <= a < ndim:
         raise ShapeError(f"{op}: axis {a} is out of range for a tensor of rank {ndim}")
     return a % ndim
@@ -418,13 +454,17 @@ def normalize_shape(op: str, shape: Any) -> tuple[int, ...]:
     """A shape argument (an int or a sequence of ints) as a tuple of non-negative ints."""
     if isinstance(shape, Tensor):
         shape = shape.tolist()
-    dims = [shape] if isinstance(shape, int | np.integer) else list(shape)
     try:
+        dims = [shape] if isinstance(shape, int | np.integer) else list(shape)
+        if isinstance(shape, str) or any(isinstance(d, bool | np.bool_) for d in dims):
+            raise TypeError(shape)
         result = tuple(operator.index(d) for d in dims)
     except TypeError:
-        raise TypeError(f"{op}: shape must be an int or a sequence of ints, got {shape!r}") from None
+        raise DTypeError(f"{op}: shape must be an int or a sequence of ints, got {shape!r}") from None
     if any(d < 0 for d in result):
         raise ShapeError(f"{op}: shape {result} has a negative dimension")
+    if math.prod(result) >= _MAX_ELEMENTS:
+        raise ShapeError(f"{op}: shape {result} has more elements than any backend can address (2**60)")
     return result
 
 
@@ -448,10 +488,14 @@ def ints_arg(op: str, name: str, value: Any) -> tuple[int, ...]:
     if isinstance(value, int | np.integer):
         return (int_arg(op, name, value),)
     try:
+        if isinstance(value, str | dict):
+            raise TypeError(value)
         items = list(value)
+        if any(isinstance(v, bool) for v in items):
+            raise TypeError(value)
+        return tuple(operator.index(v) for v in items)
     except TypeError:
         raise DTypeError(f"{op}: {name} must be an int or a sequence of ints, got {value!r}") from None
-    return tuple(int_arg(op, name, v) for v in items)
 
 
 def scalar_of(op: str, name: str, value: Any, dtype: str) -> bool | int | float:
@@ -469,7 +513,7 @@ def scalar_of(op: str, name: str, value: Any, dtype: str) -> bool | int | float:
         if not info.min <= value <= info.max:
             raise DTypeError(f"{op}: {name}={value!r} is out of range for dtype {dtype}")
         return int(value)
-    return float(value)
+    return float32_scalar(float(value)) if dtype == _dtypes.float32 else float(value)
 
 
 def dispatch_several(name: str, inputs: dict[str, Any], attrs: dict[str, Any]) -> list[Tensor]:

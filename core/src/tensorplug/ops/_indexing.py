@@ -17,7 +17,7 @@ import numpy as np
 
 from tensorplug import kernel_names as K
 from tensorplug._engine import dispatch
-from tensorplug._errors import ShapeError, TensorplugError
+from tensorplug._errors import DTypeError, InvalidArgumentError, ShapeError
 from tensorplug._tensor import Tensor, describe
 from tensorplug.ops._convert import (
     as_tensor,
@@ -54,9 +54,9 @@ __all__ = [
 def _tensor_list(op: str, tensors: Any) -> list[Tensor]:
     """A non-empty sequence of tensor-likes as tensors promoted to one dtype (NumPy's rules)."""
     if isinstance(tensors, Tensor) or not isinstance(tensors, Sequence) or isinstance(tensors, str):
-        raise TensorplugError(f"{op}: expects a list of tensors, got {describe(tensors)}; wrap it in a list")
+        raise DTypeError(f"{op}: expects a list of tensors, got {describe(tensors)}; wrap it in a list")
     if not tensors:
-        raise TensorplugError(f"{op}: needs at least one tensor, got an empty list")
+        raise InvalidArgumentError(f"{op}: needs at least one tensor, got an empty list")
     return promote_all(tensors)
 
 
@@ -133,11 +133,14 @@ def split(x: Any, num_or_size_splits: int | Sequence[int], axis: int = 0) -> lis
     else:
         sizes = ints_arg("split", "num_or_size_splits", num_or_size_splits)
         if not sizes or sizes.count(-1) > 1 or any(s < -1 for s in sizes):
-            raise ShapeError(f"split: sizes {sizes} must be non-negative, with at most one -1 (inferred)")
+            raise ShapeError(
+                f"split: sizes {num_or_size_splits!r} must be non-empty and non-negative, with at most one -1 "
+                f"(inferred), for {describe(t)}"
+            )
         known = builtins.sum(s for s in sizes if s != -1)
         if -1 in sizes and known <= size:
             sizes = tuple(size - known if s == -1 else s for s in sizes)
-        if builtins.sum(sizes) != size:
+        if builtins.sum(sizes) != size or -1 in sizes:  # a -1 left means the known sizes overflow the axis
             raise ShapeError(f"split: sizes {sizes} do not add up to {size}, the size of axis {ax} of {describe(t)}")
     return dispatch_several(K.SPLIT_V, {"x": t}, {"size_splits": sizes, "axis": ax})
 
@@ -293,7 +296,9 @@ def _resolve(
         raise ShapeError(f"{op}: the stride for axis {axis} is 0; strides must be non-zero")
     if shrink:
         if s < 0:
-            raise ShapeError(f"{op}: axis {axis} is indexed by a single position, which needs a positive stride")
+            raise ShapeError(
+                f"{op}: axis {axis} of the input {shape} is indexed by a single position, which needs a positive stride"
+            )
         index = b + d if b < 0 else b
         if not 0 <= index < d:
             raise ShapeError(f"{op}: index {b} is out of range for axis {axis} of size {d} of the input {shape}")
@@ -388,7 +393,7 @@ def mirror_pad(x: Any, paddings: Sequence[Sequence[int]], mode: str) -> Tensor:
     t = as_tensor(x)
     pairs = _paddings("mirror_pad", t, paddings)
     if not isinstance(mode, str) or mode.lower() not in ("reflect", "symmetric"):
-        raise TensorplugError(f"mirror_pad: mode must be 'reflect' or 'symmetric', got {mode!r}")
+        raise InvalidArgumentError(f"mirror_pad: mode must be 'reflect' or 'symmetric', got {mode!r}")
     mode = mode.lower()
     offset = 1 if mode == "reflect" else 0
     for i, ((before, after), d) in enumerate(zip(pairs, t.shape, strict=True)):

@@ -8,7 +8,7 @@ from typing import Any
 
 from tensorplug import kernel_names as K
 from tensorplug._engine import dispatch
-from tensorplug._errors import DTypeError, ShapeError, TensorplugError
+from tensorplug._errors import DTypeError, InvalidArgumentError, ShapeError
 from tensorplug._tensor import Tensor, describe
 from tensorplug.ops._convert import broadcast_shapes, promote_all, promote_operands
 from tensorplug.ops._shape import reshape
@@ -35,6 +35,7 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False)
         return dispatch(K.BATCH_MAT_MUL, {"a": a, "b": b}, {"transpose_a": transpose_a, "transpose_b": transpose_b})
     if a.ndim == 0 or b.ndim == 0:
         raise ShapeError(f"matmul: operands must have at least one dimension, got {describe(a)} and {describe(b)}")
+    given_a, given_b = a, b  # before 1-D operands become matrices, for messages
     squeeze_a, squeeze_b = a.ndim == 1, b.ndim == 1
     if squeeze_a:
         a, transpose_a = reshape(a, (1, a.shape[0])), False
@@ -45,9 +46,15 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False)
     if ka != kb:
         raise ShapeError(
             f"matmul: inner dimensions differ: {describe(a)}{' (transposed)' if transpose_a else ''} "
-            f"times {describe(b)}{' (transposed)' if transpose_b else ''} ({ka} != {kb})"
+            f"times {describe(b)}{' (transposed)' if transpose_b else ''} ({ka} != {kb}); "
+            f"the operands: {describe(given_a)} and {describe(given_b)}"
         )
-    batch = broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2])
+    try:
+        batch = broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2])
+    except ShapeError:
+        raise ShapeError(
+            f"matmul: the batch dimensions of {describe(a)} and {describe(b)} (all but the last two) do not broadcast"
+        ) from None
     out = dispatch(K.BATCH_MAT_MUL, {"a": a, "b": b}, {"transpose_a": transpose_a, "transpose_b": transpose_b})
     if squeeze_a or squeeze_b:
         shape = batch + ((m,) if not squeeze_a else ()) + ((n,) if not squeeze_b else ())
@@ -76,9 +83,9 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     5.0
     """
     if not isinstance(equation, str):
-        raise TypeError(f"einsum: the equation must be a str such as 'ij,jk->ik', got {type(equation).__name__}")
+        raise DTypeError(f"einsum: the equation must be a str such as 'ij,jk->ik', got {type(equation).__name__}")
     if not operands:
-        raise TensorplugError(f"einsum({equation!r}): needs at least one operand")
+        raise InvalidArgumentError(f"einsum({equation!r}): needs at least one operand")
     tensors = promote_all(operands)
     if tensors[0].dtype == "bool":  # only when every operand is bool
         raise DTypeError(f"einsum: expects numeric tensors, got {', '.join(describe(t) for t in tensors)}")
@@ -91,17 +98,17 @@ def _explicit_equation(equation: str, shapes: Sequence[tuple[int, ...]]) -> str:
     where = f"einsum({equation!r})"
     compact = equation.replace(" ", "")
     if compact.count("->") > 1:
-        raise TensorplugError(f"{where}: the equation has more than one '->'")
+        raise InvalidArgumentError(f"{where}: the equation has more than one '->'")
     lhs, arrow, rhs = compact.partition("->")
     terms = lhs.split(",")
     if len(terms) != len(shapes):
-        raise TensorplugError(
+        raise InvalidArgumentError(
             f"{where}: the equation names {len(terms)} operand(s) but {len(shapes)} were given; "
             "separate the operands' labels with commas"
         )
     for term in [*terms, rhs]:
         if term.count("...") > 1 or any(c not in string.ascii_letters for c in term.replace("...", "")):
-            raise TensorplugError(
+            raise InvalidArgumentError(
                 f"{where}: {term!r} is not a list of labels; labels are the letters a-z and A-Z, with at most "
                 "one '...' per operand"
             )
@@ -116,7 +123,7 @@ def _explicit_equation(equation: str, shapes: Sequence[tuple[int, ...]]) -> str:
     spare = [c for c in string.ascii_letters if c not in compact]
     ellipsis_rank = max((r for term, r in zip(terms, ranks, strict=True) if "..." in term), default=0)
     if ellipsis_rank > len(spare):
-        raise TensorplugError(f"{where}: '...' stands for {ellipsis_rank} axes, more than the unused letters left")
+        raise InvalidArgumentError(f"{where}: '...' stands for {ellipsis_rank} axes, more than the unused letters left")
     ellipsis = "".join(spare[:ellipsis_rank])
     terms = [term.replace("...", ellipsis[ellipsis_rank - r :]) for term, r in zip(terms, ranks, strict=True)]
     if arrow:
@@ -151,6 +158,6 @@ def _check_label_sizes(where: str, terms: list[str], output: str, shapes: Sequen
                 sizes[label] = size
     for label in output:
         if output.count(label) > 1:
-            raise TensorplugError(f"{where}: the output repeats label {label!r}; each output label must be unique")
+            raise InvalidArgumentError(f"{where}: the output repeats label {label!r}; each output label must be unique")
         if not any(label in term for term in terms):
-            raise TensorplugError(f"{where}: the output label {label!r} is not a label of any operand")
+            raise InvalidArgumentError(f"{where}: the output label {label!r} is not a label of any operand")

@@ -20,10 +20,10 @@ import numpy as np
 
 from tensorplug import kernel_names as K
 from tensorplug._engine import dispatch
-from tensorplug._errors import DTypeError, ShapeError, TensorplugError
+from tensorplug._errors import DTypeError, InvalidArgumentError, ShapeError
 from tensorplug._state import no_grad
 from tensorplug._tensor import Tensor, describe
-from tensorplug.ops._binary import sub
+from tensorplug.ops._binary import sub, where
 from tensorplug.ops._convert import (
     as_tensor,
     check_float,
@@ -36,11 +36,12 @@ from tensorplug.ops._convert import (
 from tensorplug.ops._reduction import max as max_
 from tensorplug.ops._reduction import sum as sum_
 from tensorplug.ops._shape import reshape
-from tensorplug.ops._unary import exp, log
+from tensorplug.ops._unary import exp, identity, isfinite, log
 
 __all__ = ["softmax", "log_sum_exp", "log_softmax", "conv2d", "conv2d_transpose", "max_pool", "avg_pool"]
 
 Pair = tuple[int, int]
+_MAX_INT32 = 2**31 - 1  # strides, dilations and windows past this overflow the backends' C ints
 Pads = tuple[Pair, Pair]
 
 
@@ -57,8 +58,11 @@ def log_sum_exp(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
     x = as_tensor(x)
     check_float("log_sum_exp", x)
     axes = normalize_axes("log_sum_exp", axis, x.ndim)
+    if any(x.shape[a] == 0 for a in axes):  # the log of an empty sum: -inf, with nothing to shift by
+        return log(sum_(exp(x), axes, keepdims))
     with no_grad():  # the shift is a constant: its gradient cancels exactly
         shift = max_(x, axes, keepdims=True)
+        shift = where(isfinite(shift), shift, 0.0)  # an infinite maximum would give inf - inf: shift by 0 there
     shifted = sub(x, shift)
     result = log(sum_(exp(shifted), axes, keepdims=True)) + shift
     if keepdims:
@@ -71,6 +75,8 @@ def log_softmax(logits: Any, axis: int = -1) -> Tensor:
     logits = as_tensor(logits)
     check_float("log_softmax", logits)
     dim = normalize_axis("log_softmax", axis, logits.ndim)
+    if logits.shape[dim] == 0:  # no logits along the axis: an empty result, nothing to normalise
+        return identity(logits)
     with no_grad():  # log_softmax does not change when every logit shifts: no gradient flows here
         shift = max_(logits, dim, keepdims=True)
     shifted = sub(logits, shift)
@@ -95,7 +101,7 @@ def conv2d(
     """
     x, filter = _float_operands("conv2d", x, filter)
     if data_format != "NHWC":
-        raise TensorplugError(
+        raise InvalidArgumentError(
             f"conv2d: only data_format='NHWC' is supported, got {data_format!r}; "
             "move the channels last with tp.transpose(x, (0, 2, 3, 1))"
         )
@@ -296,8 +302,10 @@ def _pair(op: str, name: str, value: Any) -> Pair:
         pair = tuple(operator.index(v) for v in items)
     except TypeError:
         pair = ()
-    if len(pair) != 2 or any(isinstance(v, bool) or v < 1 for v in items):
-        raise TensorplugError(f"{op}: {name} must be a positive int or a (height, width) pair of them, got {value!r}")
+    if len(pair) != 2 or any(isinstance(v, bool) or not 1 <= v <= _MAX_INT32 for v in items):
+        raise InvalidArgumentError(
+            f"{op}: {name} must be a positive int or a (height, width) pair of them, got {value!r}"
+        )
     return pair[0], pair[1]
 
 
@@ -324,7 +332,7 @@ def _explicit_pads(op: str, pad: Any, in_hw: Pair, window: Pair, strides: Pair) 
             pairs = pairs[1:3]
         if len(pairs) == 2 and all(len(p) == 2 and min(p) >= 0 for p in pairs):
             return (pairs[0][0], pairs[0][1]), (pairs[1][0], pairs[1][1])
-    raise TensorplugError(
+    raise InvalidArgumentError(
         f"{op}: pad must be 'valid', 'same', a non-negative int, or explicit [[top, bottom], [left, right]] "
         f"pads (or TensorFlow.js's [[0, 0], [top, bottom], [left, right], [0, 0]]); got {pad!r}"
     )
@@ -343,7 +351,7 @@ def _window_geometry(
             dilated = f" (dilated to {effective[0]}x{effective[1]})" if dilations != (1, 1) else ""
             raise ShapeError(
                 f"{op}: a {window[0]}x{window[1]} window{dilated} does not fit in the {in_hw[0]}x{in_hw[1]} "
-                f"input padded by {pads}; use pad='same' or a smaller window"
+                f"input (NHWC shape {shape}) padded by {pads}; use pad='same' or a smaller window"
             )
         out.append((size + lo + hi - e) // s + 1)
     return pads, (out[0], out[1])

@@ -16,7 +16,7 @@ import numpy as np
 from tensorplug import _dtypes
 from tensorplug import kernel_names as K
 from tensorplug._engine import dispatch
-from tensorplug._errors import DTypeError, TensorplugError
+from tensorplug._errors import DTypeError, InvalidArgumentError
 from tensorplug._tensor import Tensor
 from tensorplug.ops._convert import normalize_shape
 
@@ -41,12 +41,12 @@ def random_uniform(
     if _dtypes.is_floating(target):
         low, high = _finite(op, "minval", minval), _finite(op, "maxval", maxval)
         if low > high:
-            raise TensorplugError(f"{op}: minval ({low}) must not exceed maxval ({high})")
+            raise InvalidArgumentError(f"{op}: minval ({minval!r}) must not exceed maxval ({maxval!r})")
     else:
         low, high = _integral(op, "minval", minval), _integral(op, "maxval", maxval)
         info = np.iinfo(target)
         if not info.min <= low < high <= info.max + 1:
-            raise TensorplugError(
+            raise InvalidArgumentError(
                 f"{op}: {target} samples need minval < maxval within [{info.min}, {info.max + 1}], got [{low}, {high})"
             )
     attrs = {"shape": dims, "minval": low, "maxval": high, "dtype": target, "seed": _seed(op, seed)}
@@ -69,7 +69,7 @@ def random_normal(
         raise DTypeError(f"{op}: dtype must be float32 or float64, got {target!r}")
     center, spread = _finite(op, "mean", mean), _finite(op, "stddev", stddev)
     if spread < 0:
-        raise TensorplugError(f"{op}: stddev must be non-negative, got {spread}")
+        raise InvalidArgumentError(f"{op}: stddev must be non-negative, got {spread}")
     attrs = {"shape": dims, "mean": center, "stddev": spread, "dtype": target, "seed": _seed(op, seed)}
     return dispatch(K.RANDOM_NORMAL, {}, attrs)
 
@@ -78,9 +78,9 @@ def _finite(op: str, name: str, value: Any) -> float:
     try:
         result = float(value)
     except (TypeError, ValueError):
-        raise TypeError(f"{op}: {name} must be a number, got {value!r}") from None
+        raise DTypeError(f"{op}: {name} must be a number, got {value!r}") from None
     if not math.isfinite(result):
-        raise TensorplugError(f"{op}: {name} must be finite, got {value!r}")
+        raise InvalidArgumentError(f"{op}: {name} must be finite, got {value!r}")
     return result
 
 
@@ -92,7 +92,7 @@ def _integral(op: str, name: str, value: Any) -> int:
             pass
     number = _finite(op, name, value)
     if not number.is_integer():
-        raise TensorplugError(f"{op}: {name} must be a whole number for an integer dtype, got {value!r}")
+        raise InvalidArgumentError(f"{op}: {name} must be a whole number for an integer dtype, got {value!r}")
     return int(number)
 
 
@@ -102,7 +102,7 @@ def _seed(op: str, seed: Any) -> int | None:
     try:
         value = operator.index(seed)
     except TypeError:
-        raise TypeError(f"{op}: seed must be a non-negative int or None, got {seed!r}") from None
+        raise DTypeError(f"{op}: seed must be a non-negative int or None, got {seed!r}") from None
     if isinstance(seed, bool) or value < 0:
-        raise TensorplugError(f"{op}: seed must be a non-negative int or None, got {seed!r}")
+        raise InvalidArgumentError(f"{op}: seed must be a non-negative int or None, got {seed!r}")
     return value

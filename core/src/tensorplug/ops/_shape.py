@@ -6,10 +6,12 @@ import builtins
 import math
 from typing import Any
 
+import numpy as np
+
 from tensorplug import _dtypes
 from tensorplug import kernel_names as K
 from tensorplug._engine import dispatch
-from tensorplug._errors import DTypeError, ShapeError, TensorplugError
+from tensorplug._errors import DTypeError, InvalidArgumentError, ShapeError
 from tensorplug._tensor import Tensor, describe
 from tensorplug.ops._binary import add, mul
 from tensorplug.ops._convert import (
@@ -20,6 +22,7 @@ from tensorplug.ops._convert import (
     check_numeric,
     dispatch_several,
     int_arg,
+    ints_arg,
     normalize_axes,
     normalize_shape,
     scalar_of,
@@ -49,9 +52,9 @@ __all__ = [
 def reshape(x: Any, shape: Any) -> Tensor:
     """``x`` with a new shape of the same size; one dimension may be -1 (inferred)."""
     t = as_tensor(x)
-    if shape == t._data.shape:
+    if type(shape) is tuple and shape == t._data.shape:
         return t
-    dims = [shape] if isinstance(shape, int) else list(shape)
+    dims = list(ints_arg("reshape", "shape", shape))
     if dims.count(-1) > 1:
         raise ShapeError(f"reshape: at most one dimension may be -1, got {tuple(dims)} for {describe(t)}")
     size = t.size
@@ -72,7 +75,7 @@ def transpose(x: Any, perm: Any = None) -> Tensor:
     """Permute the axes of ``x`` (reverse them when ``perm`` is None)."""
     t = as_tensor(x)
     ndim = t.ndim
-    axes = tuple(reversed(builtins.range(ndim))) if perm is None else tuple(int(p) for p in perm)
+    axes = tuple(reversed(builtins.range(ndim))) if perm is None else ints_arg("transpose", "perm", perm)
     valid = builtins.range(ndim)
     if sorted(p % ndim if ndim else p for p in axes) != list(valid) or any(not -ndim <= p < ndim for p in axes):
         raise ShapeError(f"transpose: perm {perm!r} is not a permutation of the {ndim} axes of {describe(t)}")
@@ -85,7 +88,7 @@ def transpose(x: Any, perm: Any = None) -> Tensor:
 def broadcast_to(x: Any, shape: Any) -> Tensor:
     """``x`` broadcast to ``shape`` (NumPy rules)."""
     t = as_tensor(x)
-    if shape == t._data.shape:
+    if type(shape) is tuple and shape == t._data.shape:
         return t
     target = normalize_shape("broadcast_to", shape)
     try:
@@ -113,6 +116,8 @@ def sum_to_shape(dy: Tensor, shape: tuple[int, ...]) -> Tensor:
     from tensorplug.ops._reduction import sum as sum_
 
     lead = len(dy_shape) - len(shape)
+    if lead < 0 or any(d != 1 and d != e for d, e in zip(shape, dy_shape[lead:], strict=True)):
+        raise ShapeError(f"sum_to_shape: {describe(dy)} is not a broadcast of shape {tuple(shape)}")
     stretched = tuple(lead + i for i, d in enumerate(shape) if d == 1 and dy_shape[lead + i] != 1)
     if not stretched:  # only leading axes were added (a bias, say): summing them away gives the shape
         return sum_(dy, tuple(builtins.range(lead)))
@@ -140,6 +145,7 @@ def expand_dims(x: Any, axis: int = 0) -> Tensor:
     """Insert a dimension of size 1 at ``axis``."""
     x = as_tensor(x)
     ndim = x.ndim + 1
+    axis = int_arg("expand_dims", "axis", axis)
     if not -ndim <= axis < ndim:
         raise ShapeError(f"expand_dims: axis {axis} is out of range for {describe(x)}")
     shape = list(x.shape)
@@ -153,11 +159,16 @@ def expand_dims(x: Any, axis: int = 0) -> Tensor:
 def fill(shape: Any, value: bool | int | float, dtype: Any = None) -> Tensor:
     """A tensor of ``shape`` with every element ``value``; the dtype is inferred from ``value`` by default."""
     dims = normalize_shape("fill", shape)
+    if isinstance(value, np.generic):
+        value = value.item()
     if dtype is None:
+        if not isinstance(value, bool | int | float):
+            raise DTypeError(f"fill: value must be a Python number or bool, got {value!r} ({type(value).__name__})")
         dtype = _dtypes.bool_ if isinstance(value, bool) else _dtypes.weak_scalar_dtype(value, _dtypes.bool_)
         if isinstance(value, float):
             dtype = _dtypes.DEFAULT_FLOAT
     checked = _dtypes.check_dtype(dtype, "fill()")
+    value = scalar_of("fill", "value", value, checked)
     return dispatch(K.FILL, {}, {"shape": dims, "value": value, "dtype": checked})
 
 
@@ -167,13 +178,13 @@ def full(shape: Any, value: bool | int | float, dtype: Any = None) -> Tensor:
 
 
 def zeros(shape: Any, dtype: Any = _dtypes.DEFAULT_FLOAT) -> Tensor:
-    """A tensor of zeros (float32 by default)."""
-    return fill(shape, 0, dtype)
+    """A tensor of zeros (float32 by default, ``dtype=None`` included)."""
+    return fill(shape, 0, _dtypes.DEFAULT_FLOAT if dtype is None else dtype)
 
 
 def ones(shape: Any, dtype: Any = _dtypes.DEFAULT_FLOAT) -> Tensor:
-    """A tensor of ones (float32 by default)."""
-    return fill(shape, 1, dtype)
+    """A tensor of ones (float32 by default, ``dtype=None`` included)."""
+    return fill(shape, 1, _dtypes.DEFAULT_FLOAT if dtype is None else dtype)
 
 
 def zeros_like(x: Any) -> Tensor:
@@ -225,9 +236,9 @@ def range(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Ten
         raise DTypeError("range: dtype must be numeric (float32, float64, int32 or int64), got bool")
     values = [scalar_of("range", name, v, target) for name, v in (("start", start), ("stop", stop), ("step", step))]
     if not all(math.isfinite(v) for v in values):
-        raise TensorplugError(f"range: start, stop and step must be finite, got {start!r}, {stop!r}, {step!r}")
+        raise InvalidArgumentError(f"range: start, stop and step must be finite, got {start!r}, {stop!r}, {step!r}")
     if values[2] == 0:
-        raise TensorplugError("range: step must not be zero")
+        raise InvalidArgumentError(f"range: step must not be zero, got start={start!r}, stop={stop!r}, step={step!r}")
     attrs = {"start": values[0], "stop": values[1], "step": values[2], "dtype": target}
     return dispatch(K.RANGE, {}, attrs)
 

@@ -17,7 +17,7 @@ import numpy as np
 from tensorplug import _dtypes
 from tensorplug import kernel_names as K
 from tensorplug._engine import dispatch
-from tensorplug._errors import DTypeError, TensorplugError
+from tensorplug._errors import DTypeError, InvalidArgumentError
 from tensorplug._tensor import Tensor, describe
 from tensorplug.ops._convert import as_tensor, to_float
 
@@ -80,7 +80,7 @@ def _floating(x: Any) -> Tensor:
 def _real(op: str, name: str, value: Any) -> float:
     """A scalar attribute (a Python or numpy real number, not a bool or a tensor) as a float."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{op}: {name} must be a real number, got {value!r} ({type(value).__name__})")
+        raise DTypeError(f"{op}: {name} must be a real number, got {value!r} ({type(value).__name__})")
     return float(value)
 
 
@@ -161,7 +161,7 @@ def clip_by_value(x: Any, clip_value_min: float, clip_value_max: float) -> Tenso
     lo = _real("clip_by_value", "clip_value_min", clip_value_min)
     hi = _real("clip_by_value", "clip_value_max", clip_value_max)
     if not lo <= hi:
-        raise TensorplugError(
+        raise InvalidArgumentError(
             f"clip_by_value: clip_value_min ({lo!r}) must be less than or equal to clip_value_max ({hi!r})"
         )
     attrs: dict[str, Any]

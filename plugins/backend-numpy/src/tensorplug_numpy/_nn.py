@@ -15,7 +15,10 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from tensorplug_numpy._factories import quiet
 
+
+@quiet  # inf logits give NaN, as the contract says
 def softmax(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     x, dim = inputs["logits"], attrs["dim"]
     if x.size == 0:
@@ -24,18 +27,21 @@ def softmax(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     return e / np.sum(e, axis=dim, keepdims=True)
 
 
+@quiet  # inf and NaN inputs give inf and NaN, as the contract says
 def conv2d(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     x, w = inputs["x"], inputs["filter"]
     windows = _windows(_pad(x, attrs["pad"]), w.shape[:2], attrs["strides"], attrs["dilations"])
     return np.tensordot(windows, w, axes=3)
 
 
+@quiet  # inf and NaN inputs give inf and NaN, as the contract says
 def conv2d_backprop_input(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     dy, w = inputs["dy"], inputs["filter"]
     taps = np.tensordot(dy, w, axes=([3], [3]))  # [n, oh, ow, fh, fw, in]
     return _add_windows(taps, attrs["input_shape"], attrs["pad"], attrs["strides"], attrs["dilations"])
 
 
+@quiet  # inf and NaN inputs give inf and NaN, as the contract says
 def conv2d_backprop_filter(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     x, dy = inputs["x"], inputs["dy"]
     windows = _windows(_pad(x, attrs["pad"]), attrs["filter_shape"][:2], attrs["strides"], attrs["dilations"])
@@ -48,6 +54,7 @@ def max_pool(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any
     return np.max(windows, axis=(3, 4))
 
 
+@quiet  # inf and NaN inputs give inf and NaN, as the contract says
 def max_pool_grad(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     """Each window's dy goes to the first maximum of the window (row-major), as TensorFlow.js."""
     dy, x = inputs["dy"], inputs["input"]
@@ -59,12 +66,14 @@ def max_pool_grad(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -
     return _add_windows(taps, x.shape, attrs["pad"], attrs["strides"])
 
 
+@quiet  # inf and NaN inputs give inf and NaN, as the contract says
 def avg_pool(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     x = inputs["x"]
     windows = _windows(_pad(x, attrs["pad"]), attrs["filter_size"], attrs["strides"])
     return np.sum(windows, axis=(3, 4)) / _counts(x.shape, x.dtype, attrs)
 
 
+@quiet  # inf and NaN inputs give inf and NaN, as the contract says
 def avg_pool_grad(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     dy, shape = inputs["dy"], inputs["input"].shape
     share = dy / _counts(shape, dy.dtype, attrs)

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from tensorplug_numpy._factories import quiet
+
 # -- shape and dtype -------------------------------------------------------------
 
 
@@ -159,6 +161,7 @@ def gather_nd(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> An
     return rows[positions].reshape(indices.shape[:-1] + params.shape[depth:])
 
 
+@quiet  # inf + -inf updates give NaN, as the contract says
 def scatter_nd(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     indices, updates, shape = inputs["indices"], inputs["updates"], attrs["shape"]
     depth = indices.shape[-1]
@@ -168,6 +171,7 @@ def scatter_nd(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> A
     return out.reshape(shape)
 
 
+@quiet
 def unsorted_segment_sum(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     x, ids, n = inputs["x"], inputs["segment_ids"], attrs["num_segments"]
     rest = x.shape[ids.ndim :]

@@ -23,7 +23,7 @@ def _squared_difference(a: Any, b: Any) -> Any:
 def _pow(a: Any, b: Any) -> Any:
     # The one host sync of the family, unavoidable: an integer power with a negative exponent must raise (as NumPy),
     # where torch quietly gives 0 or garbage. Float powers never sync.
-    if not b.is_floating_point() and bool(torch.any(b < 0)):
+    if not b.is_floating_point() and a.numel() and bool(torch.any(b < 0)):  # (an empty result has no such power)
         raise ValueError("Integers to negative integer powers are not allowed.")
     return torch.pow(a, b)
 
