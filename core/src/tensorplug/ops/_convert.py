@@ -264,8 +264,6 @@ def scalar_like(value: bool | int | float, other: Tensor) -> Tensor:
     Float zeros are not cached (0.0 == -0.0 would confuse the key).
     """
     dtype = _dtypes.weak_scalar_dtype(value, other.dtype)
-    if type(value) is float and dtype == _dtypes.float32:
-        value = float32_scalar(value)
     backend = engine.active or engine.ensure_active()
     key = (value, type(value), dtype, backend.name)
     cached = _SCALARS.get(key)
