@@ -660,8 +660,8 @@ def _reshape_targets(x: np.ndarray) -> st.SearchStrategy[Any]:
 
 
 def _reshape_ref(x: np.ndarray, shape: Any) -> np.ndarray:
-    if isinstance(shape, int) and not isinstance(shape, bool):
-        shape = (shape,)
+    if isinstance(shape, int | np.integer) and not isinstance(shape, bool):
+        shape = (shape,)  # np.reshape takes a NumPy integer as a 1-d shape too
     if not isinstance(shape, tuple | list) or any(
         isinstance(d, bool) or not isinstance(d, int | np.integer) for d in shape
     ):

@@ -22,12 +22,23 @@ def _floor_div(a: Any, b: Any) -> Any:
     return np.floor_divide(a, b)
 
 
+@quiet
+def _power(a: Any, b: Any) -> Any:
+    """np.power, except that an exponent of exactly 0.5 follows C's pow as torch and TensorFlow.js do: NumPy takes
+    sqrt there, which gives NaN for -inf (pow gives inf) and -0.0 for -0.0 (pow gives 0.0)."""
+    out = np.power(a, b)
+    if b.ndim == 0 and a.dtype.kind == "f" and b == 0.5 and a.size:
+        out += 0.0  # -0.0 + 0.0 is 0.0
+        np.copyto(out, np.inf, where=np.isneginf(a))
+    return out
+
+
 # -- arithmetic ------------------------------------------------------------------
 add = binary(np.add)
 sub = binary(np.subtract)
 multiply = binary(np.multiply)
 real_div = binary(quiet(np.true_divide))
-pow_ = binary(quiet(np.power))
+pow_ = binary(_power)
 maximum = binary(np.maximum)
 minimum = binary(np.minimum)
 squared_difference = binary(_squared_difference)
