@@ -28,8 +28,7 @@ def _power(a: Any, b: Any) -> Any:
     sqrt there, which gives NaN for -inf (pow gives inf) and -0.0 for -0.0 (pow gives 0.0)."""
     out = np.power(a, b)
     if b.ndim == 0 and a.dtype.kind == "f" and b == 0.5 and a.size:
-        out += 0.0  # -0.0 + 0.0 is 0.0
-        np.copyto(out, np.inf, where=np.isneginf(a))
+        return np.where(np.isneginf(a), np.inf, out + 0.0)  # -0.0 + 0.0 is 0.0; a 0-d a gives a numpy scalar out
     return out
 
 

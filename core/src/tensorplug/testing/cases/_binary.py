@@ -174,6 +174,7 @@ CASES: list[Case] = [
         f32([inf, 0.0, 2.0, inf, nan]),
         name="half-exponent-of-minus-inf",
     ),
+    Case(K.POW, lambda x: tp.pow(x, 0.5), (f32(-inf),), f32(inf), name="half-exponent-of-minus-inf-0d"),
     Case(K.POW, tp.pow, (f64([-inf, -inf, -inf]), f64([1.5, 0.25, -0.5])), f64([inf, inf, 0.0]), name="minus-inf-base"),
     Case(K.POW, tp.pow, (f32([1.5, -2.0]), 2), f32([2.25, 4.0]), name="weak-int-exponent"),
     Case(K.POW, tp.pow, (i32([4, 9]), 0.5), f32([2.0, 3.0]), name="weak-float-exponent-of-int"),
