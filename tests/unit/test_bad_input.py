@@ -91,3 +91,11 @@ def test_op_on_bad_input(spec: OpSpec, data: st.DataObject) -> None:
     if expected is not None:
         assert outcome.outputs is not None
         compare(spec, call, outcome.outputs, expected)
+
+
+def test_split_of_an_empty_axis_into_absurdly_many_parts_is_refused() -> None:
+    # Found by the long differential profile: 0 % n == 0 for any n, so the sizes tuple (0,) * 10**20 overflowed
+    # with a raw OverflowError. A sane number of empty parts still works.
+    with pytest.raises(tp.ShapeError, match="parts of the empty axis 0 of float32"):
+        tp.split(tp.zeros((0,)), 10**20)
+    assert [p.shape for p in tp.split(tp.zeros((0, 2)), 3)] == [(0, 2)] * 3

@@ -113,6 +113,9 @@ def unstack(x: Any, axis: int = 0) -> list[Tensor]:
     return dispatch_several(K.UNPACK, {"value": t}, {"axis": ax, "num": t.shape[ax]})
 
 
+_MAX_EMPTY_PARTS = 1 << 16  # an empty axis splits into any number of empty parts; beyond this, it is a mistake
+
+
 def split(x: Any, num_or_size_splits: int | Sequence[int], axis: int = 0) -> list[Tensor]:
     """Split ``x`` along ``axis`` into that many equal parts, or into parts of the given sizes (one may be -1).
 
@@ -127,6 +130,11 @@ def split(x: Any, num_or_size_splits: int | Sequence[int], axis: int = 0) -> lis
     size = t.shape[ax]
     if isinstance(num_or_size_splits, int | np.integer):
         num = int_arg("split", "num_or_size_splits", num_or_size_splits)
+        if size == 0 and num > _MAX_EMPTY_PARTS:
+            raise ShapeError(
+                f"split: {num} parts of the empty axis {ax} of {describe(t)}: at most {_MAX_EMPTY_PARTS} "
+                "(each part is an empty tensor)"
+            )
         if num < 1 or size % num:
             raise ShapeError(f"split: {num} equal parts do not divide axis {ax} of {describe(t)}; pass sizes instead")
         sizes = (size // num,) * num
