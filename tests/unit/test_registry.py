@@ -108,3 +108,16 @@ def test_registration_rejects_non_callables() -> None:
 def test_every_core_kernel_has_a_gradient_entry() -> None:
     missing = [name for name in K.CATALOGUE if tp.get_gradient(name) is None]
     assert missing == []
+
+
+def test_the_core_declares_only_well_formed_specs() -> None:
+    # Import skips validating the core's own plugin (its ~110 gradient specs); this is where they are checked,
+    # with the very validation every installed plugin goes through.
+    from tensorplug import gradients
+    from tensorplug._plugins import _check_duplicates, _validate
+
+    specs = gradients.tensorplug_gradients()
+    assert len(specs) > 100
+    for spec in specs:
+        _validate(spec)
+    _check_duplicates(specs)
