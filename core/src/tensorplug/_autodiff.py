@@ -16,7 +16,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from tensorplug._dtypes import is_floating
+from tensorplug._dtypes import FLOAT_DTYPES, is_floating
 from tensorplug._errors import GradientError
 from tensorplug._observe import everywhere
 from tensorplug._registry import GradientSpec, gradient_registry, resolve
@@ -117,16 +117,25 @@ def _describe_inputs(record: Record) -> str:
     return ", ".join(parts)
 
 
-def _call_gradient(record: Record, dy: Any) -> list[Any]:
+def _call_gradient(record: Record, dy: Any) -> Sequence[Any]:
     """Call the record's gradient and return one entry per input name, in input order."""
-    spec = _gradient_spec(record)
-    fn: Any = spec.grad  # not None: _gradient_spec refuses not-differentiable kernels
+    spec = record.grad
+    if spec is None:
+        spec = gradient_registry.get(record.kernel_name)
+    if spec is None or spec.grad is None:
+        spec = _gradient_spec(record)  # raises, saying what is missing
+    fn: Any = spec.grad
     if isinstance(fn, str):
         fn = resolve(fn, f"gradient of {record.kernel_name!r}")
     inputs, outputs = record.inputs, record.outputs
-    saved = (*[inputs[name] for name in spec.inputs_to_save], *[outputs[index] for index in spec.outputs_to_save])
+    if spec.outputs_to_save:
+        saved = (*[inputs[name] for name in spec.inputs_to_save], *[outputs[index] for index in spec.outputs_to_save])
+    else:
+        saved = tuple([inputs[name] for name in spec.inputs_to_save])
     result = fn(dy, saved, record.attrs)
-    names = list(record.inputs)
+    if (type(result) is tuple or type(result) is list) and len(result) == len(inputs):
+        return result  # the common case: one entry per input, nothing to convert
+    names = list(inputs)
     if isinstance(result, dict):
         unknown = set(result) - set(names)
         if unknown:
@@ -193,8 +202,9 @@ def _backprop(records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: Tensor
 
 def _accumulate(grads: dict[int, Tensor], record: Record, name: str, x: Tensor, g: Any) -> None:
     """Check one input's gradient (evaluating it first if it is lazy) and add it to what ``x`` has."""
-    if not is_floating(x.dtype):
-        return
+    dtype = x.dtype
+    if dtype not in FLOAT_DTYPES:
+        return  # integer and bool inputs take no gradient
     if callable(g):
         g = g()
         if g is None:
@@ -204,7 +214,7 @@ def _accumulate(grads: dict[int, Tensor], record: Record, name: str, x: Tensor, 
             f"the gradient of kernel {record.kernel_name!r} for input {name!r} is a {type(g).__name__}, "
             "not a Tensor or None"
         )
-    if g.shape != x.shape or g.dtype != x.dtype:
+    if g._data.shape != x._data.shape or g.dtype != dtype:  # raw shapes: tuples (torch.Size is one) compare alike
         raise GradientError(
             f"the gradient of kernel {record.kernel_name!r} for input {name!r} is {describe(g)}, "
             f"but the input is {describe(x)}; a gradient must match its input's shape and dtype"
