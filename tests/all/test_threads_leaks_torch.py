@@ -11,19 +11,17 @@ from __future__ import annotations
 import gc
 import sys
 import threading
-import tracemalloc
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import pytest
 import torch
+from leak_check import assert_no_leak
 
 import tensorplug as tp
-from tensorplug._state import Record, Tape, state
 
 PAIRS = 2_500  # of gradient calls, one plain and one raising midway (torch under tracemalloc: ~1 ms a pair)
-SLACK = 16 * 1024  # bytes; as in tests/unit/test_leaks.py: 32 measured there, >= 40 KB for a 16-byte leak a pair
 
 
 @pytest.fixture(autouse=True)
@@ -31,11 +29,6 @@ def _on_torch() -> Iterator[None]:
     tp.set_backend("torch")
     yield
     tp.set_backend("numpy")
-
-
-def alive(cls: type) -> int:
-    """Objects of ``cls`` (or a subclass) alive now; by type, so that no object's ``__class__`` runs."""
-    return sum(1 for obj in gc.get_objects() if issubclass(type(obj), cls))
 
 
 def square_sum(x: tp.Tensor) -> tp.Tensor:
@@ -62,29 +55,7 @@ def calls_of(x: tp.Tensor) -> Callable[[], None]:
 
 
 def test_gradient_calls_leave_no_python_memory_tape_or_tensor_behind() -> None:
-    x = tp.tensor([1.0, 2.0, 3.0])
-    call = calls_of(x)
-    for _ in range(50):  # warm-up: lazy imports, dispatch tables, the ops' bounded caches
-        call()
-    gc.collect()
-    tensors = alive(tp.Tensor)
-    tracemalloc.start()
-    try:
-        for _ in range(20):
-            call()
-        gc.collect()
-        before = tracemalloc.get_traced_memory()[0]
-        for _ in range(PAIRS):
-            call()
-        gc.collect()
-        grown = tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
-    assert grown < SLACK, f"{2 * PAIRS} gradient calls left {grown} bytes behind"
-    assert alive(tp.Tensor) == tensors
-    assert alive(Tape) == 0
-    assert alive(Record) == 0
-    assert (state.tape, state.overrides, state.gradient_of) == (None, None, None)
+    assert_no_leak(calls_of(tp.tensor([1.0, 2.0, 3.0])), PAIRS)  # each call: one plain gradient, one raising
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="device memory is checked only where torch sees CUDA")
