@@ -466,7 +466,10 @@ def gather(x: Any, indices: Any, axis: int = 0, batch_dims: int = 0) -> Tensor:
         raise ShapeError(f"gather: x must have at least one axis, got {describe(t)}")
     ax = normalize_axis("gather", axis, t.ndim)
     if b > ax:
-        raise ShapeError(f"gather: batch_dims={b} must not be larger than axis={ax}")
+        raise ShapeError(
+            f"gather: batch_dims={batch_dims} (axis {b} of indices) must not be larger than axis={axis} "
+            f"(axis {ax} of x), for x {describe(t)} and indices {describe(idx)}"
+        )
     if t.shape[:b] != idx.shape[:b]:
         raise ShapeError(
             f"gather: the first {b} (batch) axes of x and indices must match, got {describe(t)} and {describe(idx)}"

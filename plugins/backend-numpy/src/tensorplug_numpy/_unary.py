@@ -146,9 +146,9 @@ def step(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     if attrs["alpha"] == 0 and x.dtype.kind == "f":
         # The relu gradient's mask: a comparison and a cast, ~10 µs on 128x256 float32 where the nested where
         # below costs ~380. A NaN stays NaN; a min reduction (NaN propagates through it) says whether there is one.
-        out = (x > 0).astype(x.dtype)
+        out = (x > 0).astype(x.dtype)  # a numpy scalar for a 0-d x
         if x.size and np.isnan(np.minimum.reduce(x, axis=None)):
-            np.copyto(out, x, where=np.isnan(x))
+            return np.where(np.isnan(x), x, out)
         return out
     return np.where(x > 0, 1, np.where(x <= 0, attrs["alpha"], x)).astype(x.dtype)  # NaN stays NaN
 

@@ -484,7 +484,9 @@ GATHER_V2 = [
     Case(K.GATHER_V2, tp.gather, (f32([1, 2, 3]), i32([-1])), raises=tp.KernelError, match="GatherV2",
          name="negative-index"),
     Case(K.GATHER_V2, lambda x, i: tp.gather(x, i, 0, batch_dims=1), (f32([[1, 2]]), i32([[0]])),
-         raises=tp.ShapeError, match="batch_dims=1 must not be larger than axis=0", name="batch-dims-past-axis"),
+         raises=tp.ShapeError,
+         match=r"batch_dims=1 \(axis 1 of indices\) must not be larger than axis=0 \(axis 0 of x\), "
+               r"for x float32\[1, 2\] and indices int32\[1, 1\]", name="batch-dims-past-axis"),
     Case(K.GATHER_V2, lambda x, i: tp.gather(x, i, 1, batch_dims=1), (f32([[1, 2]]), i32([[0], [1]])),
          raises=tp.ShapeError, match="batch", name="batch-mismatch"),
     Case(K.GATHER_V2, lambda x, i: tp.gather(x, i, 2), (f32([[1, 2]]), i32([0])), raises=tp.ShapeError,

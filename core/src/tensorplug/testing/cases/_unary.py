@@ -256,6 +256,7 @@ HAND = [
     Case(K.STEP, tp.step, (i32([-3, 0, 4]),), i32([0, 0, 1]), name="int32"),
     Case(K.STEP, lambda x: tp.step(x, -1), (i64([-3, 0, 4]),), i64([-1, -1, 1]), name="int64-alpha"),
     Case(K.STEP, tp.step, (f32(2.0),), f32(1.0), name="scalar"),
+    Case(K.STEP, tp.step, (f32(NAN),), f32(NAN), name="scalar-nan"),
     Case(K.STEP, tp.step, (f32(np.zeros(0)),), f32(np.zeros(0)), name="empty"),
     Case(K.STEP, lambda x: tp.step(x, 0.5), (i32([1]),), raises=tp.DTypeError, match="not a whole number",
          name="int-fractional-alpha"),
