@@ -423,7 +423,14 @@ def _floor_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if not is_float(a) and np.any(np.broadcast_to(b, np.broadcast_shapes(a.shape, b.shape)) < 0):
         raise Refused("integers to negative integer powers")
-    return np.power(a, b)
+    out = np.power(a, b)
+    if is_float(a):  # C99's pow (torch, TensorFlow.js), where NumPy's 0.5 shortcut is a square root: a base of -inf
+        # or -0 with a positive exponent that is not an odd integer gives +inf or +0
+        odd = (np.floor(b) == b) & (np.mod(b, 2) == 1)
+        not_odd_positive = (b > 0) & ~odd
+        out = np.where((a == -np.inf) & not_odd_positive, np.inf, np.where((a == 0) & not_odd_positive, 0.0, out))
+        out = out.astype(a.dtype)
+    return out
 
 
 _BINARY: list[tuple[str, str, Callable[..., Any], str]] = [
