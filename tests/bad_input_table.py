@@ -1001,6 +1001,8 @@ def _split_ref(x: np.ndarray, num_or_size_splits: Any, axis: Any = 0) -> list[np
     if isinstance(spec, int | np.integer):
         if spec < 1 or n % spec:
             raise Refused("unequal parts")
+        if n == 0 and spec > 1 << 16:
+            raise Refused("more than 65536 parts of an empty axis (tensorplug's limit; numpy would build them all)")
         sizes = [n // spec] * int(spec)
     else:
         if not isinstance(spec, list) or not spec or any(isinstance(s, bool) or not isinstance(s, int) for s in spec):
