@@ -117,7 +117,10 @@ REPLACED: list[tuple[str, str, Any, str]] = [
 
 def state() -> tuple[Any, ...]:
     """Every entry of every registry (by identity), the backends and the plugins known to the hook manager."""
-    stacks = tuple([id(spec) for spec in loader._every_entry(registry)] for registry in loader._REGISTRIES)
+    stacks = tuple(
+        [id(spec) for key in registry.keys() for spec in registry.stack(key)]  # noqa: SIM118
+        for registry in loader._REGISTRIES
+    )
     return stacks, dict(engine.specs), sorted(name for name, _ in loader.manager.list_name_plugin())
 
 

@@ -254,24 +254,18 @@ class _Snapshot:
     """
 
     def __init__(self) -> None:
-        self.entries = [{id(spec) for spec in _every_entry(registry)} for registry in _REGISTRIES]
+        self.stacks = [registry.snapshot() for registry in _REGISTRIES]  # a dict copy each: cheap at import
         self.backends = dict(engine.specs)
 
     def restore(self) -> None:
-        for registry, before in zip(_REGISTRIES, self.entries, strict=True):
-            for spec in _every_entry(registry):
-                if id(spec) not in before:
-                    registry.discard(spec)
+        for registry, before in zip(_REGISTRIES, self.stacks, strict=True):
+            for spec in registry.added_since(before):
+                registry.discard(spec)
         for name in [n for n in engine.specs if n not in self.backends]:
             engine.remove_backend(name)
         for name, spec in self.backends.items():
             if engine.specs.get(name) is not spec:
                 engine.add_backend(spec, override=True)
-
-
-def _every_entry(registry: LayeredRegistry[Any]) -> list[Any]:
-    """Every spec in every stack (iterating a registry gives only the active ones)."""
-    return [spec for key in registry.keys() for spec in registry.stack(key)]  # noqa: SIM118
 
 
 def _load_entry_point(ep: EntryPoint, info: PluginInfo, rank: int, strict: bool) -> None:

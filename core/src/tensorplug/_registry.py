@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 import threading
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Generic, NamedTuple, TypeVar
 
@@ -221,6 +221,20 @@ class LayeredRegistry(Generic[S]):
 
     def __iter__(self) -> Iterator[S]:
         return iter([stack[-1].spec for stack in list(self._stacks.values())])
+
+    def snapshot(self) -> Mapping[Hashable, list[_Entry[S]]]:
+        """Every stack as it is now: a shallow copy is enough, as writers never change a stack in place."""
+        return dict(self._stacks)
+
+    def added_since(self, snapshot: Mapping[Hashable, list[_Entry[S]]]) -> list[S]:
+        """The specs registered after ``snapshot`` was taken (and still registered)."""
+        added: list[S] = []
+        for key, stack in list(self._stacks.items()):
+            before = snapshot.get(key, ())
+            if stack is not before:  # only the stacks replaced since are compared entry by entry
+                known = {id(e.spec) for e in before}
+                added.extend(e.spec for e in stack if id(e.spec) not in known)
+        return added
 
 
 kernel_registry: LayeredRegistry[KernelSpec] = LayeredRegistry("kernel")
