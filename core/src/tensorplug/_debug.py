@@ -36,6 +36,7 @@ import numpy as np
 from tensorplug._errors import NonFiniteError
 from tensorplug._observe import KernelCall, Observer, everywhere, observing
 from tensorplug._state import state
+from tensorplug._tensor import spec_text
 
 if TYPE_CHECKING:
     from tensorplug._backend import Backend
@@ -241,7 +242,7 @@ def _amount(nan: int, inf: int) -> str:
 
 def _storage(backend: Backend, raw: Any) -> str:
     """``float32[2, 3]``, as error messages describe tensors."""
-    return f"{backend.dtype_of(raw)}[{', '.join(str(d) for d in backend.shape_of(raw))}]"
+    return spec_text(backend.dtype_of(raw), backend.shape_of(raw))
 
 
 def _inputs(backend: Backend, inputs: dict[str, Any]) -> tuple[str, list[str]]:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 
 from tensorplug._engine import engine
 from tensorplug._observe import KernelCall, Observer, observing
+from tensorplug._tensor import spec_text
 
 if TYPE_CHECKING:
     from tensorplug._backend import Backend
@@ -399,26 +400,21 @@ def _dtypes(backend: Backend, value: Any) -> str | list[str]:
     return backend.dtype_of(value)
 
 
-def _shape_text(dtype: str, shape: Shape) -> str:
-    """``float32[2, 3]``, as error messages describe tensors."""
-    return f"{dtype}[{', '.join(str(d) for d in shape)}]"
-
-
 def _inputs_text(k: KernelProfile) -> str:
     parts = []
     for key, shape in k.input_shapes.items():
         dtype = k.input_dtypes[key]
         if isinstance(shape, list):
             assert isinstance(dtype, list)
-            parts.append(f"{key}=[{', '.join(_shape_text(d, s) for s, d in zip(shape, dtype, strict=True))}]")
+            parts.append(f"{key}=[{', '.join(spec_text(d, s) for s, d in zip(shape, dtype, strict=True))}]")
         else:
             assert isinstance(dtype, str)
-            parts.append(f"{key}={_shape_text(dtype, shape)}")
+            parts.append(f"{key}={spec_text(dtype, shape)}")
     return ", ".join(parts)
 
 
 def _outputs_text(k: KernelProfile) -> str:
-    return ", ".join(_shape_text(d, s) for s, d in zip(k.output_shapes, k.output_dtypes, strict=True))
+    return ", ".join(spec_text(d, s) for s, d in zip(k.output_shapes, k.output_dtypes, strict=True))
 
 
 def _cut(text: str, width: int) -> str:

@@ -6,7 +6,7 @@ import itertools
 import math
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -460,9 +460,13 @@ def describe(t: Any) -> str:
     if isinstance(t, Tensor) and t.is_disposed:
         return "<disposed tensor>"
     if isinstance(t, Tensor):
-        dims = ", ".join(str(d) for d in t.shape)
-        return f"{t.dtype}[{dims}]"
+        return spec_text(t.dtype, t.shape)
     return type(t).__name__
+
+
+def spec_text(dtype: str, shape: Sequence[int]) -> str:
+    """A dtype and a shape as messages and tables write them: ``float32[2, 3]``."""
+    return f"{dtype}[{', '.join(str(d) for d in shape)}]"
 
 
 class _DisposedStorage:
