@@ -18,3 +18,11 @@ def _start_on_numpy() -> Iterator[None]:
     tp.set_backend("numpy")
     yield
     tp.set_backend("numpy")
+
+
+@pytest.fixture
+def on_torch() -> Iterator[None]:
+    """The test runs on the torch backend: ``pytestmark = pytest.mark.usefixtures("on_torch")``."""
+    tp.set_backend("torch")
+    yield
+    tp.set_backend("numpy")

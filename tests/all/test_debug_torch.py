@@ -7,7 +7,6 @@ Which kernel is to blame is worked out by hand, as in tests/unit/test_debug.py.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 
 import pytest
 import torch
@@ -17,12 +16,7 @@ from tensorplug._engine import engine
 from tensorplug._observe import ObservedKernel
 from tensorplug._state import state
 
-
-@pytest.fixture(autouse=True)
-def _on_torch() -> Iterator[None]:
-    tp.set_backend("torch")
-    yield
-    tp.set_backend("numpy")
+pytestmark = pytest.mark.usefixtures("on_torch")
 
 
 def _assert_clean() -> None:

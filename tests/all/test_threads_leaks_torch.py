@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,11 +24,7 @@ import tensorplug as tp
 PAIRS = 2_500  # of gradient calls, one plain and one raising midway (torch under tracemalloc: ~1 ms a pair)
 
 
-@pytest.fixture(autouse=True)
-def _on_torch() -> Iterator[None]:
-    tp.set_backend("torch")
-    yield
-    tp.set_backend("numpy")
+pytestmark = pytest.mark.usefixtures("on_torch")
 
 
 def square_sum(x: tp.Tensor) -> tp.Tensor:
