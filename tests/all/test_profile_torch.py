@@ -8,63 +8,19 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from profile_expectation import EXPECTED, assert_unobserved, tanh_loss
 
 import tensorplug as tp
-from tensorplug import kernel_names as K
-from tensorplug._engine import engine
-from tensorplug._observe import ObservedKernel
-from tensorplug._registry import resolve
-from tensorplug._state import state
 
-
-@pytest.fixture(autouse=True)
-def _on_torch() -> Iterator[None]:
-    tp.set_backend("torch")
-    yield
-    tp.set_backend("numpy")
-
-
-def _assert_unobserved() -> None:
-    assert engine.observing == 0
-    assert state.observers is None
-    for table in engine.tables.values():
-        assert not any(isinstance(fn, ObservedKernel) for fn in table.values())
-    x = tp.tensor([1.0, 2.0])
-    assert (x * x).tolist() == [1.0, 4.0]
-    spec = tp.get_kernel(K.MULTIPLY, "torch")
-    assert spec is not None
-    assert engine.table[K.MULTIPLY] is resolve(spec.kernel, "Multiply")
-
-
-def _tanh_loss(x: tp.Tensor, w: tp.Tensor) -> tp.Tensor:
-    return tp.sum(tp.tanh(x * w))
-
-
-F3 = {"a": (3,), "b": (3,)}
-F3_DTYPES = {"a": "float32", "b": "float32"}
-# As in tests/unit/test_profile.py: forward Multiply, Tanh, Sum; the seed; Sum's gradient (BroadcastTo);
-# Tanh's (Square, Sub, Multiply); Multiply's (one Multiply per input).
-EXPECTED = [
-    ("Multiply", "forward", F3, F3_DTYPES, [(3,)], 12),
-    ("Tanh", "forward", {"x": (3,)}, {"x": "float32"}, [(3,)], 12),
-    ("Sum", "forward", {"x": (3,)}, {"x": "float32"}, [()], 4),
-    ("OnesLike", "forward", {"x": ()}, {"x": "float32"}, [()], 4),
-    ("BroadcastTo", "backward:Sum", {"x": ()}, {"x": "float32"}, [(3,)], 12),
-    ("Square", "backward:Tanh", {"x": (3,)}, {"x": "float32"}, [(3,)], 12),
-    ("Sub", "backward:Tanh", {"a": (), "b": (3,)}, F3_DTYPES, [(3,)], 12),
-    ("Multiply", "backward:Tanh", F3, F3_DTYPES, [(3,)], 12),
-    ("Multiply", "backward:Multiply", F3, F3_DTYPES, [(3,)], 12),
-    ("Multiply", "backward:Multiply", F3, F3_DTYPES, [(3,)], 12),
-]
+pytestmark = pytest.mark.usefixtures("on_torch")
 
 
 def test_forward_and_backward_kernels_on_torch() -> None:
     x_values, w_values = np.array([0.5, -1.0, 2.0], np.float32), np.array([1.5, 0.25, -0.75], np.float32)
-    p = tp.profile(tp.grads(_tanh_loss), [tp.tensor(x_values), tp.tensor(w_values)])
+    p = tp.profile(tp.grads(tanh_loss), [tp.tensor(x_values), tp.tensor(w_values)])
     seen = [(k.name, k.phase, k.input_shapes, k.input_dtypes, k.output_shapes, k.new_bytes) for k in p.kernels]
     assert seen == EXPECTED
     device = tp.backend().device
@@ -79,7 +35,7 @@ def test_forward_and_backward_kernels_on_torch() -> None:
     np.testing.assert_allclose(dw.numpy(), x_values * slope, rtol=1e-5)
     rows = [re.split(" {2,}", line) for line in str(p).splitlines()[1 : 1 + len(EXPECTED)]]
     assert [row[:4] for row in rows] == [[k[0], k[1], "torch", device] for k in EXPECTED]
-    _assert_unobserved()
+    assert_unobserved("torch")
 
 
 def test_memory_of_torch_tensors_is_tracked_to_their_release() -> None:
@@ -111,7 +67,7 @@ def test_time_on_torch() -> None:
     assert t.result.item() == 14.0
     assert t.kernels == 2
     assert 0 < t.kernel_seconds <= t.wall_seconds
-    _assert_unobserved()
+    assert_unobserved("torch")
 
 
 def test_exceptions_threads_and_nesting_on_torch() -> None:
@@ -123,7 +79,7 @@ def test_exceptions_threads_and_nesting_on_torch() -> None:
 
     with pytest.raises(RuntimeError, match="boom"):
         tp.profile(failing)
-    _assert_unobserved()
+    assert_unobserved("torch")
 
     started, finished = threading.Event(), threading.Event()
 
@@ -145,4 +101,4 @@ def test_exceptions_threads_and_nesting_on_torch() -> None:
     thread.join()
     assert p.kernel_names == ["Multiply", "Tanh"]  # nothing of the other thread's
     assert p.result.kernel_names == ["Tanh"]
-    _assert_unobserved()
+    assert_unobserved("torch")

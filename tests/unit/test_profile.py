@@ -16,60 +16,18 @@ from typing import Any
 
 import numpy as np
 import pytest
+from profile_expectation import EXPECTED, assert_unobserved, tanh_loss
 
 import tensorplug as tp
 from tensorplug import kernel_names as K
 from tensorplug._engine import FallbackKernel, engine
 from tensorplug._observe import ObservedKernel
-from tensorplug._registry import resolve
-from tensorplug._state import state
-
-
-def _assert_unobserved() -> None:
-    """No observer is left, and the dispatch tables hold the kernels themselves again."""
-    assert engine.observing == 0
-    assert state.observers is None
-    for table in engine.tables.values():
-        assert not any(isinstance(fn, ObservedKernel) for fn in table.values())
-    x = tp.tensor([1.0, 2.0])
-    assert (x * x).tolist() == [1.0, 4.0]
-    spec = tp.get_kernel(K.MULTIPLY, "numpy")
-    assert spec is not None
-    assert engine.table[K.MULTIPLY] is resolve(spec.kernel, "Multiply")
-
-
-def _tanh_loss(x: tp.Tensor, w: tp.Tensor) -> tp.Tensor:
-    return tp.sum(tp.tanh(x * w))
-
-
-# -- the kernels of a known computation --------------------------------------------------------------------------------
-
-F3 = {"a": (3,), "b": (3,)}
-F3_DTYPES = {"a": "float32", "b": "float32"}
-# sum(tanh(x * w)) and its gradient with respect to x and w, both of shape (3,):
-#   forward: Multiply, Tanh, Sum (to a 0-d tensor); then the seed of backprop, ones like the 0-d result.
-#   Sum's gradient: the 0-d dy broadcast to (3,) (a full reduction needs no reshape first).
-#   Tanh's gradient: dy * (1 - y**2): Square, Sub (1.0 is a 0-d tensor), Multiply.
-#   Multiply's gradient: dy * w for x, then dy * x for w (no sum_to_shape kernel: the shapes already match).
-EXPECTED = [
-    # name, phase, input shapes, input dtypes, output shapes, new bytes
-    ("Multiply", "forward", F3, F3_DTYPES, [(3,)], 12),
-    ("Tanh", "forward", {"x": (3,)}, {"x": "float32"}, [(3,)], 12),
-    ("Sum", "forward", {"x": (3,)}, {"x": "float32"}, [()], 4),
-    ("OnesLike", "forward", {"x": ()}, {"x": "float32"}, [()], 4),
-    ("BroadcastTo", "backward:Sum", {"x": ()}, {"x": "float32"}, [(3,)], 12),
-    ("Square", "backward:Tanh", {"x": (3,)}, {"x": "float32"}, [(3,)], 12),
-    ("Sub", "backward:Tanh", {"a": (), "b": (3,)}, F3_DTYPES, [(3,)], 12),
-    ("Multiply", "backward:Tanh", F3, F3_DTYPES, [(3,)], 12),
-    ("Multiply", "backward:Multiply", F3, F3_DTYPES, [(3,)], 12),
-    ("Multiply", "backward:Multiply", F3, F3_DTYPES, [(3,)], 12),
-]
 
 
 def test_forward_and_backward_kernels_with_shapes_dtypes_bytes_and_phase() -> None:
     x_values, w_values = np.array([0.5, -1.0, 2.0], np.float32), np.array([1.5, 0.25, -0.75], np.float32)
     x, w = tp.tensor(x_values), tp.tensor(w_values)
-    p = tp.profile(tp.grads(_tanh_loss), [x, w])
+    p = tp.profile(tp.grads(tanh_loss), [x, w])
     seen = [(k.name, k.phase, k.input_shapes, k.input_dtypes, k.output_shapes, k.new_bytes) for k in p.kernels]
     assert seen == EXPECTED
     for k in p.kernels:
@@ -88,7 +46,7 @@ def test_forward_and_backward_kernels_with_shapes_dtypes_bytes_and_phase() -> No
     dx, dw = p.result
     np.testing.assert_allclose(dx.numpy(), w_values * slope, rtol=1e-5)
     np.testing.assert_allclose(dw.numpy(), x_values * slope, rtol=1e-5)
-    _assert_unobserved()
+    assert_unobserved("numpy")
 
 
 def test_gradient_accumulation_belongs_to_the_gradient_that_made_it() -> None:
@@ -287,13 +245,13 @@ def test_an_exception_in_fn_propagates_and_leaves_no_observer() -> None:
 
     with pytest.raises(ValueError, match="boom"):
         tp.profile(failing, x)
-    _assert_unobserved()
+    assert_unobserved("numpy")
     with pytest.raises(ValueError, match="boom"):
         tp.time(failing, x)
-    _assert_unobserved()
+    assert_unobserved("numpy")
     with pytest.raises(tp.ShapeError):  # a tensorplug error from an op
         tp.profile(lambda: tp.matmul(tp.ones((2, 3)), tp.ones((2, 3))))
-    _assert_unobserved()
+    assert_unobserved("numpy")
 
 
 def test_kernels_of_another_thread_are_not_seen() -> None:
@@ -326,7 +284,7 @@ def test_kernels_of_another_thread_are_not_seen() -> None:
     assert len(seen_by_other) == 50
     assert all(observing == 1 and wrapped for observing, wrapped in seen_by_other)  # it ran while observed
     assert [(k.name, k.input_shapes) for k in p.kernels] == [("Multiply", {"a": (2,), "b": (2,)})]
-    _assert_unobserved()
+    assert_unobserved("numpy")
 
 
 def test_profiles_nest_and_the_outer_one_sees_the_inner_kernels() -> None:
@@ -348,7 +306,7 @@ def test_profiles_nest_and_the_outer_one_sees_the_inner_kernels() -> None:
     assert inner.kernels[0].seconds == p.kernels[1].seconds  # one call, one measurement, seen by both
     assert inner.wall_seconds <= p.wall_seconds
     assert p.peak_bytes >= inner.peak_bytes
-    _assert_unobserved()
+    assert_unobserved("numpy")
 
 
 # -- the table and the summary --------------------------------------------------------------------------------------
@@ -405,7 +363,7 @@ def test_summary_rows_add_up_the_calls_of_each_kernel_most_time_first() -> None:
     assert rows == [tp.KernelSummary("BatchMatMul", 2, 0.002, 64), tp.KernelSummary("Concat", 1, 2.5e-6, 20)]
     assert rows[0].mean_seconds == pytest.approx(0.001)
 
-    p = tp.profile(tp.grads(_tanh_loss), [tp.tensor([1.0, 2.0, 3.0]), tp.tensor([0.5, 0.5, 0.5])])
+    p = tp.profile(tp.grads(tanh_loss), [tp.tensor([1.0, 2.0, 3.0]), tp.tensor([0.5, 0.5, 0.5])])
     rows = p.summary()
     assert {row.name: row.calls for row in rows} == {name: 4 if name == "Multiply" else 1 for name in p.kernel_names}
     assert [row.seconds for row in rows] == sorted((row.seconds for row in rows), reverse=True)
@@ -428,10 +386,10 @@ def test_time_counts_the_kernels_and_orders_the_times() -> None:
     assert t.wall_ms == pytest.approx(t.wall_seconds * 1e3)
     assert t.kernel_ms == pytest.approx(t.kernel_seconds * 1e3)
     assert repr(t).endswith("in 2 kernel calls>")
-    g = tp.time(tp.grads(_tanh_loss), [x, tp.tensor([1.0, 1.0, 1.0])])
+    g = tp.time(tp.grads(tanh_loss), [x, tp.tensor([1.0, 1.0, 1.0])])
     assert g.kernels == len(EXPECTED)
     assert tp.time(lambda: None).kernels == 0
-    _assert_unobserved()
+    assert_unobserved("numpy")
 
 
 def test_tp_time_leaves_the_time_module_alone() -> None:
