@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 
 import tensorplug as tp
 from tensorplug.ops import _nn
+from tensorplug.testing._conformance import _to_tensors
 
 DTYPES = ("float32", "float64", "int32", "int64", "bool")
 FLOAT_DTYPES = ("float32", "float64")
@@ -1607,14 +1608,9 @@ BUILTIN_BASES = (ValueError, TypeError, IndexError, LookupError, RuntimeError, A
 
 
 def materialise(value: Any) -> Any:
-    """Host arrays as tensors on the active backend (lists of them too); anything else as it is."""
-    if isinstance(value, Raw):
-        return value.value
-    if isinstance(value, np.ndarray):
-        return tp.tensor(value)
-    if isinstance(value, list) and value and all(isinstance(v, np.ndarray) for v in value):
-        return [tp.tensor(v) for v in value]
-    return value
+    """Host arrays as tensors on the active backend (lists of them too), as the conformance suite makes them;
+    Raw values unwrapped; anything else as it is."""
+    return value.value if isinstance(value, Raw) else _to_tensors(value)
 
 
 def unwrapped(value: Any) -> Any:
