@@ -13,55 +13,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from box_backend import BoxBackend, Boxed, box_add, box_multiply, box_neg
 
 import tensorplug as tp
 from tensorplug import kernel_names as K
 from tensorplug._engine import FallbackKernel, engine
 from tensorplug._registry import BackendSpec
 from tensorplug.testing import Case, all_cases, run_case
-
-
-class Boxed:
-    """The box backend's storage: a numpy array in a box."""
-
-    def __init__(self, array: np.ndarray) -> None:
-        self.array = array
-        self.shape = array.shape
-
-
-class BoxBackend(tp.Backend):
-    """A partial backend; ``moved_in`` counts the arrays moved in from another backend."""
-
-    def __init__(self) -> None:
-        self.moved_in = 0
-
-    def from_host(self, array: np.ndarray) -> Any:
-        return Boxed(array)
-
-    def to_host(self, raw: Any) -> np.ndarray:
-        return np.asarray(raw.array)
-
-    def dtype_of(self, raw: Any) -> str:
-        return str(raw.array.dtype.name)
-
-    def move_from(self, raw: Any, source: tp.Backend) -> Any:
-        self.moved_in += 1
-        return super().move_from(raw, source)
-
-
-def box_add(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
-    with np.errstate(all="ignore"):  # inf - inf is NaN, as the contract says
-        return Boxed(np.add(inputs["a"].array, inputs["b"].array))
-
-
-def box_multiply(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
-    with np.errstate(all="ignore"):
-        return Boxed(np.multiply(inputs["a"].array, inputs["b"].array))
-
-
-def box_neg(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
-    return Boxed(np.negative(inputs["x"].array))
-
 
 NATIVE = {K.ADD: box_add, K.MULTIPLY: box_multiply, K.NEG: box_neg}
 # Kernels run through the fallback by the conformance test: unary, reductions, matmul, a list input (Concat),

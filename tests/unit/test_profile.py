@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from box_backend import BoxBackend, Boxed, box_add
 from profile_expectation import EXPECTED, assert_unobserved, tanh_loss
 
 import tensorplug as tp
@@ -140,51 +141,19 @@ def test_an_output_that_is_an_input_is_no_new_storage() -> None:
 # -- fallback kernels, synchronisation ------------------------------------------------------------------------------
 
 
-class Boxed:
-    """The test backend's storage: a numpy array in a box."""
-
-    def __init__(self, array: np.ndarray) -> None:
-        self.array = array
-        self.shape = array.shape
-        self.nbytes = array.nbytes
-
-
-class SyncCountingBackend(tp.Backend):
-    """A partial backend (Add only, the rest on numpy) that counts its synchronisations."""
-
-    def __init__(self) -> None:
-        self.synchronized = 0
-
-    def from_host(self, array: np.ndarray) -> Any:
-        return Boxed(array)
-
-    def to_host(self, raw: Any) -> np.ndarray:
-        return np.asarray(raw.array)
-
-    def dtype_of(self, raw: Any) -> str:
-        return str(raw.array.dtype.name)
-
-    def synchronize(self) -> None:
-        self.synchronized += 1
-
-
-def _box_add(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
-    return Boxed(np.add(inputs["a"].array, inputs["b"].array))
-
-
 @pytest.fixture
-def box() -> Iterator[SyncCountingBackend]:
-    tp.register_backend("profilebox", SyncCountingBackend, priority=-5, fallback="numpy")
-    tp.register_kernel(K.ADD, "profilebox", _box_add)
+def box() -> Iterator[BoxBackend]:
+    tp.register_backend("profilebox", BoxBackend, priority=-5, fallback="numpy")
+    tp.register_kernel(K.ADD, "profilebox", box_add)
     tp.set_backend("profilebox")
     backend = tp.backend()
-    assert isinstance(backend, SyncCountingBackend)
+    assert isinstance(backend, BoxBackend)
     yield backend
     tp.unregister_kernel(K.ADD, "profilebox")  # the unit conftest removes the backend
 
 
 @pytest.mark.filterwarnings("ignore::tensorplug.FallbackWarning")
-def test_a_fallback_kernel_is_seen_once_as_the_home_backends(box: SyncCountingBackend) -> None:
+def test_a_fallback_kernel_is_seen_once_as_the_home_backends(box: BoxBackend) -> None:
     x = tp.tensor([[0.5, 1.0, 2.0]])
 
     def fn() -> tp.Tensor:
@@ -207,7 +176,7 @@ def test_a_fallback_kernel_is_seen_once_as_the_home_backends(box: SyncCountingBa
     assert isinstance(engine.table[K.EXP], FallbackKernel)  # plain again
 
 
-def test_the_device_is_synchronised_around_the_call_and_each_kernel(box: SyncCountingBackend) -> None:
+def test_the_device_is_synchronised_around_the_call_and_each_kernel(box: BoxBackend) -> None:
     x = tp.tensor([1.0, 2.0])
     before = box.synchronized
     t = tp.time(lambda: (x + x) + x)
@@ -220,7 +189,7 @@ def test_the_device_is_synchronised_around_the_call_and_each_kernel(box: SyncCou
 
 
 @pytest.mark.filterwarnings("ignore::tensorplug.FallbackWarning")
-def test_a_failing_fallback_kernel_still_says_where_it_ran_while_profiled(box: SyncCountingBackend) -> None:
+def test_a_failing_fallback_kernel_still_says_where_it_ran_while_profiled(box: BoxBackend) -> None:
     def broken(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
         raise RuntimeError("no luck")
 
