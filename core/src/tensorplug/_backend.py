@@ -24,6 +24,13 @@ class Backend:
 
     name: str = "unnamed"
     device: str = "cpu"
+    unsupported_dtypes: frozenset[str] = frozenset()
+    """The tensorplug dtypes this backend cannot store (``frozenset({"float64"})`` for an accelerator or XLA
+    with x64 off): making a tensor of one on it raises a DTypeError naming the backend, and the conformance
+    suite skips what needs one and checks gradients in float32 instead."""
+    flush_to_zero: bool = False
+    """True when the backend's float kernels flush subnormal inputs and results to zero (many GPUs and XLA
+    do); the conformance suite then accepts zero where a subnormal is expected."""
 
     def from_host(self, array: np.ndarray) -> Any:
         """Make raw storage holding a copy of ``array`` (already of a supported dtype)."""
