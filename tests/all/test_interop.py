@@ -253,3 +253,13 @@ def test_cuda_tensors_go_to_the_host_for_numpy_and_stay_on_the_device_for_torch(
     assert "device='cuda:0'" in repr(copied)
     with pytest.raises(tp.CopyError):
         np.asarray(copied, copy=False)
+
+
+def test_the_torch_plugin_declares_every_catalogue_kernel_and_each_resolves() -> None:
+    from tensorplug._registry import resolve
+    from tensorplug_torch.plugin import tensorplug_kernels
+
+    specs = tensorplug_kernels()
+    assert sorted(s.kernel_name for s in specs) == sorted(tp.kernel_names.CATALOGUE)
+    for spec in specs:
+        assert callable(resolve(spec.kernel, spec.kernel_name)), spec.kernel_name

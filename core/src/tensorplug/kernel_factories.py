@@ -2,13 +2,20 @@
 
 The kernel calling convention is ``kernel(inputs, attrs, backend)``;
 ``unary(np.exp)`` makes the kernel of input ``x``, ``binary(np.add)`` the
-kernel of inputs ``a`` and ``b``, for any array library.
+kernel of inputs ``a`` and ``b``, for any array library. ``catalogue_kernels``
+derives a backend's whole lazy kernel table from the catalogue.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import builtins
+import keyword
+import re
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+
+from tensorplug import kernel_names
+from tensorplug._registry import KernelSpec
 
 Kernel = Callable[[dict[str, Any], dict[str, Any], Any], Any]
 """``kernel(inputs, attrs, backend)``: raw storage in, raw storage (or a tuple of them) out."""
@@ -32,3 +39,75 @@ def binary(fn: Callable[[Any, Any], Any]) -> Kernel:
 
     kernel.__name__ = getattr(fn, "__name__", "binary")
     return kernel
+
+
+# ---- the kernel table of a backend, derived from the catalogue ----------------------------------------------------
+
+
+def kernel_function_name(kernel_name: str) -> str:
+    """The function a backend's family module defines for ``kernel_name``: snake_case, and a trailing ``_``
+    where the name would shadow a Python builtin or keyword.
+
+    >>> [kernel_function_name(k) for k in ("Conv2DBackpropInput", "GatherV2", "AddN", "Sum", "Round")]
+    ['conv2d_backprop_input', 'gather_v2', 'add_n', 'sum_', 'round_']
+    """
+    name = _FUNCTION_NAMES.get(kernel_name)
+    if name is None:  # every plugin's table asks for the same names: work each out once per process
+        snake = _WORD_BREAK.sub("_", kernel_name).lower()
+        name = f"{snake}_" if keyword.iskeyword(snake) or hasattr(builtins, snake) else snake
+        _FUNCTION_NAMES[kernel_name] = name
+    return name
+
+
+def catalogue_kernels(
+    backend: str,
+    package: str,
+    *,
+    skip: Iterable[str] = (),
+    rename: Mapping[str, str] | None = None,
+    modules: Mapping[str, str] | None = None,
+) -> list[KernelSpec]:
+    """Lazy KernelSpecs for every catalogue kernel of ``backend``, named by convention and imported on first use.
+
+    Kernel ``K`` of family ``F`` (``kernel_names.FAMILIES``) is
+    ``"{package}._{F}:{kernel_function_name(K)}"``: ``Sqrt`` is
+    ``"mypkg._unary:sqrt"``, ``BatchMatMul`` is ``"mypkg._linalg:batch_mat_mul"``.
+    ``skip`` leaves kernels out (a declared fallback backend serves them, or
+    ``tensorplug check`` lists them as missing); ``rename`` maps a kernel to
+    another ``"module:function"`` inside ``package``; ``modules`` maps a
+    family to another module name. Nothing is imported here, so a plugin's
+    kernel hook can be one line:
+
+    >>> specs = catalogue_kernels("mine", "mypkg", skip=["Erf"], rename={"Round": "_unary:round_half_even"})
+    >>> [s.kernel for s in specs if s.kernel_name in ("Sqrt", "Round", "BatchMatMul")]
+    ['mypkg._unary:sqrt', 'mypkg._unary:round_half_even', 'mypkg._linalg:batch_mat_mul']
+    >>> any(s.kernel_name == "Erf" for s in specs)
+    False
+    """
+    skipped, renamed, family_modules = frozenset(skip), dict(rename or {}), dict(modules or {})
+    unknown = sorted((skipped | renamed.keys()) - _CATALOGUE)
+    if unknown:
+        raise ValueError(
+            f"catalogue_kernels({backend!r}): {unknown} are not catalogue kernel names; see "
+            f"tensorplug.kernel_names.CATALOGUE (names are PascalCase, as 'BatchMatMul')"
+        )
+    unknown_families = sorted(family_modules.keys() - kernel_names.FAMILIES.keys())
+    if unknown_families:
+        raise ValueError(
+            f"catalogue_kernels({backend!r}): modules= names unknown families {unknown_families}; "
+            f"the families are {sorted(kernel_names.FAMILIES)}"
+        )
+    specs = []
+    for family, names in kernel_names.FAMILIES.items():
+        module = family_modules.get(family, f"_{family}")
+        for name in names:
+            if name in skipped:
+                continue
+            target = renamed.get(name) or f"{module}:{kernel_function_name(name)}"
+            specs.append(KernelSpec(name, backend, f"{package}.{target}"))
+    return specs
+
+
+_WORD_BREAK = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_CATALOGUE = frozenset(kernel_names.CATALOGUE)
+_FUNCTION_NAMES: dict[str, str] = {}

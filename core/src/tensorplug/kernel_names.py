@@ -164,3 +164,14 @@ RANDOM: Final[tuple[str, ...]] = (
 
 CATALOGUE: Final[tuple[str, ...]] = UNARY + BINARY + REDUCTION + LINALG + SHAPE + NN + RANDOM
 """Every kernel name the core knows, in catalogue order."""
+
+FAMILIES: Final[dict[str, tuple[str, ...]]] = {
+    "unary": UNARY,
+    "binary": BINARY,
+    "reduction": REDUCTION,
+    "linalg": LINALG,
+    "shape": SHAPE,
+    "nn": NN,
+    "random": RANDOM,
+}
+"""The catalogue by family, in catalogue order; a backend keeps each family's kernels in a module ``_<family>``."""
