@@ -205,7 +205,7 @@ def _load_all() -> None:
 def _no_backend_hint(settings: Settings, infos: list[PluginInfo]) -> str | None:
     """What the first op says when no backend is registered because the environment kept plugins out, or None."""
     blocked = [f"{info.name} ({info.distribution})" for info in infos if info.status == "blocked"]
-    if not settings.disabled and not blocked:
+    if engine.specs or (not settings.disabled and not blocked):
         return None
     if settings.disabled:
         why, undo = f"{ENV_DISABLE} is set, so no plugin was loaded", f"unset {ENV_DISABLE}"

@@ -248,17 +248,10 @@ class LayeredRegistry(Generic[S]):
 
     def restore(self, snapshot: Mapping[Hashable, list[_Entry[S]]]) -> None:
         """Put every stack back as it was in ``snapshot``: what was added since goes, what was removed returns."""
-        changed = []
         with self.lock:
-            for key in {*self._stacks, *snapshot}:
-                before = snapshot.get(key)
-                if self._stacks.get(key) is before:
-                    continue
-                if before is None:
-                    del self._stacks[key]
-                else:
-                    self._stacks[key] = before  # the very list of then: writers never change a stack in place
-                changed.append(key)
+            now = self._stacks
+            changed = [key for key in {*now, *snapshot} if now.get(key) is not snapshot.get(key)]
+            self._stacks = dict(snapshot)  # the very lists of then (never changed in place), in their order
         for key in changed:
             self._changed(key)
 
