@@ -249,7 +249,7 @@ class LayeredRegistry(Generic[S]):
     def restore(self, snapshot: Mapping[Hashable, list[_Entry[S]]]) -> None:
         """Put every stack back as it was in ``snapshot``: what was added since goes, what was removed returns."""
         with self.lock:
-            now = self._stacks
+            now: dict[Hashable, list[_Entry[S]]] = self._stacks
             changed = [key for key in {*now, *snapshot} if now.get(key) is not snapshot.get(key)]
             self._stacks = dict(snapshot)  # the very lists of then (never changed in place), in their order
         for key in changed:
