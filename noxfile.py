@@ -39,6 +39,7 @@ FIXTURES = [
     "./tests/fixtures/tp-fixture-broken",
     "./tests/fixtures/tp-fixture-conflict",
     "./tests/fixtures/tp-fixture-dupname",
+    "./tests/fixtures/tp-fixture-hostile",
 ]
 PYTEST = ["pytest>=8", "hypothesis>=6"]
 

@@ -18,11 +18,16 @@ REQUIRED_DISTRIBUTIONS = (
     "tensorplug-fixture-broken",
     "tensorplug-fixture-conflict",
     "tensorplug-fixture-dupname",
+    "tensorplug-fixture-hostile",
 )
-REQUIRED_ENTRY_POINTS = ("numpy", "good", "broken", "half", "hookraise", "sneaky", "typo", "conflict", "elsewhere")
+REQUIRED_ENTRY_POINTS = (
+    *("numpy", "good", "broken", "half", "hookraise", "sneaky", "typo", "conflict", "elsewhere"),
+    *("exits", "fallback", "imports", "interrupt", "scope", "squat", "unregisters"),
+)
 INSTALL = (
     "run `nox -s plugins`, or `pip install ./core ./plugins/backend-numpy ./tests/fixtures/tp-fixture-good "
-    "./tests/fixtures/tp-fixture-broken ./tests/fixtures/tp-fixture-conflict ./tests/fixtures/tp-fixture-dupname`"
+    "./tests/fixtures/tp-fixture-broken ./tests/fixtures/tp-fixture-conflict ./tests/fixtures/tp-fixture-dupname "
+    "./tests/fixtures/tp-fixture-hostile`"
 )
 
 

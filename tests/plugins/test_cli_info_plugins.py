@@ -75,4 +75,6 @@ def test_allowlist_blocks_the_broken_ones_and_clears_the_exit_status() -> None:
     rows = {p["name"]: p["status"] for p in data["plugins"]}
     assert rows == {"tensorplug": "loaded", "broken": "blocked", "half": "blocked", "hookraise": "blocked",
                     "sneaky": "blocked", "typo": "blocked", "conflict": "blocked", "elsewhere": "blocked",
-                    "good": "loaded", "numpy": "loaded"}  # fmt: skip
+                    "good": "loaded", "numpy": "loaded", "exits": "blocked", "fallback": "blocked",
+                    "imports": "blocked", "interrupt": "blocked", "scope": "blocked", "squat": "blocked",
+                    "unregisters": "blocked"}  # fmt: skip

@@ -10,6 +10,7 @@ registries, the backends and the hook manager exactly as they were.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Callable
 from types import ModuleType
@@ -96,10 +97,23 @@ APPENDED: list[tuple[str, str, Any, str]] = [
         "declares BackendSpec 'malformed-case' twice",
     ),
     (
-        "backend taken",
+        "backend owned by another distribution",
         "tensorplug_backends",
         BackendSpec("numpy", fn),
-        "backend 'numpy', which tensorplug-numpy already registers",
+        "backend 'numpy' claimed by tensorplug-malformed-case 9.9 was refused: it belongs to tensorplug-numpy",
+    ),
+    (
+        "backend owned by another distribution, in other case",
+        "tensorplug_backends",
+        BackendSpec("NumPy", fn),
+        "backend 'NumPy' claimed by tensorplug-malformed-case 9.9 was refused: it belongs to tensorplug-numpy",
+    ),
+    (
+        "backend nobody owns, taken first",
+        "tensorplug_backends",
+        BackendSpec("fixture", fn),
+        "backend 'fixture' claimed by tensorplug-malformed-case 9.9 was refused: tensorplug-fixture-good registered "
+        "it first (no installed distribution tensorplug-fixture owns the name",
     ),
 ]
 REPLACED: list[tuple[str, str, Any, str]] = [
@@ -190,6 +204,121 @@ def test_the_same_valid_plugin_loads_and_its_registrations_can_be_taken_back() -
         assert tp.get_kernel("MalformedCase", "numpy").source == "tensorplug-malformed-case"
         assert len(warned) == 1, warned  # shadowing another plugin's kernel is said once the plugin has loaded
         assert "('Multiply', 'numpy') is registered by both tensorplug-numpy and tensorplug-malformed-case" in warned[0]
+    finally:
+        undo = loader._undo[applied:]
+        del loader._undo[applied:]
+        for action in reversed(undo):
+            action()
+    assert state() == before
+
+
+# -- what a plugin does directly (tp.register_* / tp.unregister_*) while it loads --------------------------------------
+
+
+def hook_doing(action: Callable[[], None], then: Any = ()) -> ModuleType:
+    """A valid plugin whose kernel hook first runs ``action`` (a direct call into tensorplug), then returns ``then``
+    after its valid kernels (nothing more by default)."""
+    hooks = valid()
+    kernels = hooks.pop("tensorplug_kernels")
+    module = module_with(hooks)
+
+    @hookimpl
+    def tensorplug_kernels() -> Any:
+        action()
+        return [*kernels, *then]
+
+    module.tensorplug_kernels = tensorplug_kernels
+    return module
+
+
+def test_what_a_failing_plugin_unregistered_comes_back() -> None:
+    def unregister() -> None:
+        tp.unregister_gradient("Relu")
+        tp.unregister_kernel("Add", "numpy")
+
+    relu, add = tp.gradient_stack("Relu"), tp.kernel_stack("Add", "numpy")
+    check_failed(hook_doing(unregister, then=[GradientSpec("X", fn)]), "returned a GradientSpec at index 2")
+    assert (tp.gradient_stack("Relu"), tp.kernel_stack("Add", "numpy")) == (relu, add)
+    assert tp.grad(lambda x: tp.sum(tp.relu(x)))(tp.tensor([-1.0, 2.0])).tolist() == [0.0, 1.0]
+
+
+def test_a_plugin_may_not_replace_another_distributions_backend_directly() -> None:
+    check_failed(
+        hook_doing(lambda: tp.register_backend("numpy", fn, override=True)),
+        "it replaced the backend 'numpy' of tensorplug-numpy while loading",
+    )
+    assert tp.add(tp.tensor([1.0]), tp.tensor([2.0])).tolist() == [3.0]
+
+
+def test_a_plugin_may_not_remove_another_distributions_backend() -> None:
+    check_failed(hook_doing(lambda: tp.remove_backend("fixture")), "it removed the backend 'fixture' of")
+
+
+def test_a_plugin_may_not_register_an_owned_backend_name_directly() -> None:
+    check_failed(
+        hook_doing(lambda: tp.register_backend("fixture-good", fn)),  # a name tensorplug-fixture-good owns, unused
+        "backend 'fixture-good' claimed by tensorplug-malformed-case 9.9 was refused: it belongs to "
+        "tensorplug-fixture-good",
+    )
+
+
+def test_a_plugin_that_leaves_an_override_scope_open_fails_and_the_scope_is_closed() -> None:
+    check_failed(
+        hook_doing(lambda: tp.gradient_overrides({"Relu": None}).__enter__()),
+        "left it open",
+    )
+    assert tp.get_gradient("Relu").source == "tensorplug"  # type: ignore[union-attr]
+
+
+def test_sys_exit_in_a_hook_fails_the_plugin() -> None:
+    check_failed(hook_doing(lambda: sys.exit(3)), "tensorplug_kernels() raised SystemExit: 3")
+
+
+def test_a_keyboard_interrupt_in_a_hook_propagates_and_leaves_nothing() -> None:
+    def interrupt() -> None:
+        tp.unregister_gradient("Relu")
+        raise KeyboardInterrupt
+
+    before = state()
+    with pytest.raises(KeyboardInterrupt):
+        load(hook_doing(interrupt))
+    assert state() == before
+
+
+def test_direct_registrations_belong_to_the_plugin_and_warn_as_declarations() -> None:
+    def register() -> None:
+        tp.register_kernel("Multiply", "numpy", fn, override=True)  # over tensorplug-numpy's: the same layer
+        tp.register_kernel("MalformedDirect", "numpy", fn)
+        tp.register_gradient("MalformedDirect", fn)
+
+    hooks = valid()
+    hooks["tensorplug_kernels"] = [KernelSpec("MalformedCase", "numpy", fn)]  # Multiply only directly
+    module = module_with(hooks)
+    declared = module.tensorplug_kernels
+
+    @hookimpl
+    def tensorplug_kernels() -> Any:
+        register()
+        return declared()
+
+    module.tensorplug_kernels = tensorplug_kernels
+    before = state()
+    applied = len(loader._undo)
+    info, warned = load(module)
+    try:
+        assert (info.status, info.kernels, info.gradients) == ("loaded", 3, 2)
+        for name in ("Multiply", "MalformedDirect"):
+            assert tp.get_kernel(name, "numpy").source == "tensorplug-malformed-case"  # type: ignore[union-attr]
+        assert tp.get_gradient("MalformedDirect").source == "tensorplug-malformed-case"  # type: ignore[union-attr]
+        assert [s.source for s in tp.kernel_stack("Multiply", "numpy")] == [
+            "tensorplug-numpy",
+            "tensorplug-malformed-case",
+        ]
+        assert warned == [
+            "tensorplug: kernel ('Multiply', 'numpy') is registered by both tensorplug-numpy and "
+            "tensorplug-malformed-case; tensorplug-malformed-case wins (plugins load in order of distribution "
+            "name, later ones shadow earlier ones). Exclude one with TENSORPLUG_PLUGINS to choose."
+        ]
     finally:
         undo = loader._undo[applied:]
         del loader._undo[applied:]

@@ -288,3 +288,20 @@ def test_priority_may_be_a_function_asked_once() -> None:
     assert tp.list_backends()[0] == "probed"
     assert tp.list_backends()[0] == "probed"
     assert calls == [1]
+
+
+def test_no_backend_because_autoload_is_disabled_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine, "specs", {})
+    monkeypatch.setattr(engine, "active", None)
+    monkeypatch.setattr(engine, "no_backend_hint", "TENSORPLUG_DISABLE_PLUGIN_AUTOLOAD is set, so ...")
+    with pytest.raises(tp.NoBackendError, match=r"^No tensorplug backend is registered: TENSORPLUG_DISABLE"):
+        tp.ones(2)
+
+
+def test_obvious_fallback_mistakes_are_refused_when_registered() -> None:
+    with pytest.raises(tp.RegistrationError, match=r"fallback='selfish'\): a backend cannot fall back to itself"):
+        tp.register_backend("selfish", ListBackend, fallback="selfish")
+    with pytest.raises(tp.RegistrationError, match="fallback must be a backend name or None, not 3"):
+        tp.register_backend("numbered", ListBackend, fallback=3)  # type: ignore[arg-type]
+    assert "selfish" not in tp.list_backends()
+    assert "numbered" not in tp.list_backends()

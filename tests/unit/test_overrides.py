@@ -124,3 +124,40 @@ def test_named_sets_with_parameters() -> None:
         tp.unregister_gradient_set("scaled_relu")
     with pytest.raises(tp.RegistrationError, match="no gradient set of that name"):
         tp.use_gradients("scaled_relu")
+
+
+# -- kernel names: a misspelled one would override nothing, silently --------------------------------------------------
+
+
+def test_an_override_scope_refuses_a_misspelled_kernel_name_with_a_suggestion() -> None:
+    with pytest.raises(tp.RegistrationError, match=r"\{'Rleu': \.\.\.\}\): no kernel 'Rleu' .*did you mean 'Relu'\?"):
+        tp.gradient_overrides({"Rleu": doubled_relu})
+    with pytest.raises(tp.RegistrationError, match="'relu' differs from the kernel name 'Relu' only in case"):
+        tp.gradient_overrides({"relu": doubled_relu})
+    with pytest.raises(tp.RegistrationError, match="no kernel 'NoSuchKernelAnywhere' is registered on any backend"):
+        tp.gradient_overrides({"NoSuchKernelAnywhere": None})
+    assert state.overrides is None
+
+
+def test_an_override_scope_accepts_a_users_own_kernel() -> None:
+    tp.register_kernel("Gelu", "numpy", lambda inputs, attrs, backend: inputs["x"])  # close to Relu and Elu: fine
+    try:
+        with tp.gradient_overrides({"Gelu": None}):
+            assert tp.get_gradient("Gelu").source == "scope"  # type: ignore[union-attr]
+    finally:
+        tp.unregister_kernel("Gelu", "numpy")
+
+
+def test_a_gradient_set_naming_a_misspelled_kernel_is_refused_when_enabled() -> None:
+    def misspelled() -> Sequence[tp.GradientSpec]:
+        return [tp.GradientSpec("Sigmiod", doubled_relu)]
+
+    tp.register_gradient_set("misspelled", misspelled)
+    try:
+        with pytest.raises(
+            tp.RegistrationError,
+            match=r"use_gradients\('misspelled'\): the set \(from runtime\) overrides no kernel 'Sigmiod'.*'Sigmoid'",
+        ):
+            tp.use_gradients("misspelled")
+    finally:
+        tp.unregister_gradient_set("misspelled")

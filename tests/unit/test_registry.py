@@ -121,3 +121,60 @@ def test_the_core_declares_only_well_formed_specs() -> None:
     for spec in specs:
         _validate(spec)
     _check_duplicates(specs)
+
+
+# -- gradient names: refused when they look like a misspelled kernel --------------------------------------------------
+
+
+def test_register_gradient_refuses_a_name_differing_only_in_case() -> None:
+    with pytest.raises(tp.RegistrationError, match=r"register_gradient\('relu'\): 'relu' differs from .* 'Relu'"):
+        tp.register_gradient("relu", lambda dy, saved, attrs: (dy,), override=True)
+    with pytest.raises(tp.RegistrationError, match="only in case"):
+        tp.register_gradient("relu", lambda dy, saved, attrs: (dy,), new_kernel=True)  # new or not: refused
+    assert [spec.source for spec in tp.gradient_stack("Relu")] == ["tensorplug"]
+    assert tp.gradient_stack("relu") == []
+
+
+def test_register_gradient_refuses_a_near_miss_unless_told_it_is_a_new_kernel() -> None:
+    with pytest.raises(tp.RegistrationError, match=r"'Rleu' is not a known kernel .*did you mean 'Relu'\?.*new_kernel"):
+        tp.register_gradient("Rleu", lambda dy, saved, attrs: (dy,))
+    assert tp.get_gradient("Rleu") is None
+    tp.register_gradient("Rleu", lambda dy, saved, attrs: (dy,), new_kernel=True)
+    try:
+        assert tp.get_gradient("Rleu").source == "runtime"  # type: ignore[union-attr]
+    finally:
+        tp.unregister_gradient("Rleu")
+
+
+def test_register_gradient_accepts_a_new_kernel_before_or_after_its_kernel() -> None:
+    tp.register_gradient("Cube", lambda dy, saved, attrs: (dy,))  # far from every known name: no flag needed
+    tp.register_kernel("Gelu", "numpy", lambda inputs, attrs, backend: inputs["x"])
+    try:
+        tp.register_gradient("Gelu", lambda dy, saved, attrs: (dy,))  # its kernel exists: no flag needed
+        assert tp.get_gradient("Gelu") is not None
+    finally:
+        tp.unregister_gradient("Cube")
+        tp.unregister_gradient("Gelu")
+        tp.unregister_kernel("Gelu", "numpy")
+
+
+# -- LayeredRegistry.restore: what a failed plugin's rollback uses -----------------------------------------------------
+
+
+def test_restore_brings_back_removed_entries_and_drops_added_ones() -> None:
+    from tensorplug._registry import gradient_registry
+
+    before = gradient_registry.snapshot()
+    keys = gradient_registry.keys()
+    relu = tp.gradient_stack("Relu")
+    tp.unregister_gradient("Relu")
+    tp.register_gradient("Exp", lambda dy, saved, attrs: (dy,), override=True)
+    tp.register_gradient("RestoreProbe", lambda dy, saved, attrs: (dy,))
+    assert [s.kernel_name for s in gradient_registry.removed_since(before)] == ["Relu"]
+    assert sorted(s.kernel_name for s in gradient_registry.added_since(before)) == ["Exp", "RestoreProbe"]
+    gradient_registry.restore(before)
+    assert tp.gradient_stack("Relu") == relu
+    assert [s.source for s in tp.gradient_stack("Exp")] == ["tensorplug"]
+    assert tp.get_gradient("RestoreProbe") is None
+    assert gradient_registry.keys() == keys  # in their order
+    assert tp.grad(lambda x: tp.sum(tp.relu(x)))(tp.tensor([-1.0, 2.0])).tolist() == [0.0, 1.0]

@@ -66,6 +66,7 @@ class Engine:
         self.fallback_warned: set[tuple[str, str]] = set()  # (kernel, backend) pairs already warned about
         self.observing = 0  # active kernel observers (tp.profile, tp.debug): while > 0, kernels are wrapped
         self.generation = 0  # bumped at each table reset: a kernel resolved before one is not cached after it
+        self.no_backend_hint: str | None = None  # why no plugin backend was loaded, when the environment said so
         self.lock = threading.RLock()
         kernel_registry.on_change(self._kernel_changed)
 
@@ -94,6 +95,12 @@ class Engine:
         if not isinstance(spec.fallback, str) or not spec.fallback:
             raise RegistrationError(
                 f"register_backend({spec.name!r}): fallback must be a backend name or None, not {spec.fallback!r}"
+            )
+        if spec.fallback == spec.name:
+            raise RegistrationError(
+                f"register_backend({spec.name!r}, fallback={spec.fallback!r}): a backend cannot fall back to itself "
+                f"(a cycle ({spec.name} -> {spec.name})); name another backend, one that has the kernels this one "
+                "lacks, or None"
             )
         chain = [spec.name]
         current: str | None = spec.fallback
@@ -201,7 +208,7 @@ class Engine:
             if self.active is not None:
                 return self.active
             if not self.specs:
-                raise NoBackendError(f"No tensorplug backend is installed: {INSTALL_HINT}.")
+                raise NoBackendError(self.no_backend_message())
             errors = []
             for name in self.names():
                 try:
@@ -212,6 +219,12 @@ class Engine:
             raise NoBackendError(
                 "No tensorplug backend could be initialised:\n  " + "\n  ".join(errors) + f"\nOtherwise {INSTALL_HINT}."
             )
+
+    def no_backend_message(self) -> str:
+        """What to say when no backend is registered: autoload disabled (or an allowlist), or nothing installed."""
+        if self.no_backend_hint is not None:
+            return f"No tensorplug backend is registered: {self.no_backend_hint}"
+        return f"No tensorplug backend is installed: {INSTALL_HINT}."
 
     # -- kernels ----------------------------------------------------------
 

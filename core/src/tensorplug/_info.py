@@ -78,6 +78,7 @@ def _backend(name: str) -> dict[str, Any]:
         "priority_from": None if isinstance(spec.priority, int) else str(spec.priority),
         "source": spec.source,
         "fallback": spec.fallback,
+        "fallback_registered": spec.fallback is None or spec.fallback in engine.specs,
         "state": state,
         "device": None if instance is None else instance.device,
         "error": engine.failures.get(name),
@@ -88,7 +89,9 @@ def _default_backend(initialised: bool) -> dict[str, Any]:
     """Which backend ops use, and why (as far as it is known without initialising one)."""
     names = engine.names()
     if not names:
-        return {"name": None, "reason": f"no backend is installed: {INSTALL_HINT}"}
+        hint = engine.no_backend_hint
+        reason = f"no backend is registered: {hint}" if hint else f"no backend is installed: {INSTALL_HINT}"
+        return {"name": None, "reason": reason}
     if engine.active is not None:
         active = engine.active.name
         above = names[: names.index(active)] if active in names else []
@@ -143,7 +146,10 @@ def _backend_row(info: dict[str, Any], default: str | None) -> list[str]:
     if info["error"]:
         state += f": {info['error']}"
     name = info["name"] + (" *" if info["name"] == default else "")
-    return [name, priority, info["device"] or "-", info["fallback"] or "-", info["source"], state]
+    fallback = info["fallback"] or "-"
+    if not info["fallback_registered"]:
+        fallback += " (not registered)"
+    return [name, priority, info["device"] or "-", fallback, info["source"], state]
 
 
 def render(data: dict[str, Any], kernels: bool = True) -> str:
@@ -167,6 +173,8 @@ def render(data: dict[str, Any], kernels: bool = True) -> str:
     if failed:
         lines.append(f"  {len(failed)} plugin(s) failed to load and were rolled back; the others work.")
     for p in data["plugins"]:
+        if p["refused_backends"]:  # the error says whose name it is
+            lines.append(f"  {p['name']} ({p['distribution']}) failed: {p['error']}")
         if p["status"] == "loaded" and p["unknown_backends"]:
             lines.append(
                 f"  {p['name']} ({p['distribution']}) declares kernels for {', '.join(p['unknown_backends'])}, "
@@ -182,6 +190,12 @@ def render(data: dict[str, Any], kernels: bool = True) -> str:
     else:
         lines.append("  (none)")
     lines.append(f"  default: {default['name'] or '(none)'}: {default['reason']}")
+    for b in data["backends"]:
+        if not b["fallback_registered"]:
+            lines.append(
+                f"  {b['name']} falls back to {b['fallback']!r}, which is not registered: a kernel {b['name']} lacks "
+                "fails until it is"
+            )
     if data["gradient_sets"]:
         lines += ["", "Gradient sets (enable with tp.use_gradients(name)):"]
         lines += [f"  {s['name']} ({s['source']}): {s['description']}".rstrip(": ") for s in data["gradient_sets"]]

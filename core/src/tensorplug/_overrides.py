@@ -11,6 +11,12 @@ TensorFlow.js has no way to override a gradient for one region of code
 
 Scopes are per thread, nest (the innermost wins for a kernel both name),
 and are undone on exit, exceptions included.
+
+A misspelled kernel name would override nothing, silently, so names are
+checked (:func:`kernel_name_problem`): a scope may only name a kernel that
+exists (a kernel on some backend, or a gradient), and ``register_gradient``
+refuses a name that differs only in case from a known one, or a new name
+close to a known one unless told ``new_kernel=True``.
 """
 
 from __future__ import annotations
@@ -27,9 +33,11 @@ from tensorplug._registry import (
     GradientSpec,
     LayeredRegistry,
     gradient_registry,
+    kernel_registry,
     resolve,
 )
 from tensorplug._state import state
+from tensorplug.kernel_names import CATALOGUE
 
 SCOPE = "scope"
 
@@ -54,6 +62,49 @@ class GradientSet:
 
 
 gradient_set_registry: LayeredRegistry[Any] = LayeredRegistry("gradient set")
+
+_CATALOGUE = frozenset(CATALOGUE)
+
+
+def kernel_name_problem(name: object, *, new_kernel: bool = False, existing: bool = False) -> str | None:
+    """Why ``name`` is not a kernel name to attach a gradient to, or None.
+
+    The known names are the catalogue's, every kernel registered on any
+    backend and every kernel that has a gradient. A known name is fine. A
+    name differing from a known one only in case is always refused. With
+    ``existing`` (override scopes: there must be something to override) an
+    unknown name is refused; otherwise (a gradient for a new kernel, maybe
+    registered before the kernel) an unknown name is refused only when it is
+    close to a known one, unless ``new_kernel`` says it is new.
+    """
+    if not isinstance(name, str) or not name:
+        return f"a kernel name must be a non-empty str, not {name!r}"
+    if name in _CATALOGUE or gradient_registry.get(name) is not None:
+        return None
+    known = {*_CATALOGUE, *(s.kernel_name for s in gradient_registry), *(s.kernel_name for s in kernel_registry)}
+    if name in known:
+        return None
+    by_case = {str(k).lower(): str(k) for k in known}
+    same = by_case.get(name.lower())
+    if same is not None:
+        return f"{name!r} differs from the kernel name {same!r} only in case (kernel names are case-sensitive)"
+    if new_kernel and not existing:
+        return None
+    from difflib import get_close_matches  # only for this message
+
+    close = [by_case[k] for k in get_close_matches(name.lower(), list(by_case), n=3, cutoff=0.75)]
+    hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+    if existing:
+        return (
+            f"no kernel {name!r} is registered on any backend and it has no gradient, so there is nothing to "
+            f"override. {hint}tp.kernel_names lists the core's kernels, tp.coverage() every registered one"
+        )
+    if not close:
+        return None
+    return (
+        f"{name!r} is not a known kernel (none is registered on any backend, and it has no gradient); {hint}"
+        "If it is a new kernel, register the kernel first, or pass new_kernel=True"
+    )
 
 
 def _as_spec(kernel_name: str, value: GradFunc | GradientSpec | str | None, source: str) -> GradientSpec:
@@ -92,6 +143,10 @@ class gradient_overrides:  # noqa: N801 - used like a function, as tp.no_grad
     """
 
     def __init__(self, overrides: Mapping[str, GradFunc | GradientSpec | str | None], *, source: str = SCOPE) -> None:
+        for name in overrides:
+            problem = kernel_name_problem(name, existing=True)
+            if problem is not None:
+                raise RegistrationError(f"gradient_overrides({{{name!r}: ...}}): {problem}")
         self.specs = {name: _as_spec(name, value, source) for name, value in overrides.items()}
 
     def __enter__(self) -> gradient_overrides:
@@ -123,6 +178,10 @@ def use_gradients(name: str, **params: Any) -> gradient_overrides:
         specs = list(factory(**params))
     except TypeError as exc:
         raise RegistrationError(f"use_gradients({name!r}, ...): bad parameters for this set: {exc}") from exc
+    for spec in specs:
+        problem = kernel_name_problem(spec.kernel_name, existing=True)
+        if problem is not None:
+            raise RegistrationError(f"use_gradients({name!r}): the set (from {gset.source}) overrides {problem}")
     source = f"{gset.source} ({name})"
     return gradient_overrides({s.kernel_name: s for s in specs}, source=source)
 

@@ -5,15 +5,33 @@ by distribution name and then entry-point name, then runtime calls such as
 ``tp.register_kernel``. A later registration of the same key shadows the
 earlier one.
 
-A plugin fails when its module raises on import, a hook raises, a hook
-implementation does not match a hookspec (a misspelled hook name included),
-or a hook returns something that is not a list of valid specs. A failed
-plugin is rolled back entirely (its declarations, and anything it registered
-through ``tp.register_*`` while importing or in a hook), reported once with
-a warning naming its distribution, version and error, and skipped; the
-others keep working. Kernels declared for a backend that no plugin registers
-are kept (a backend may be registered later, at run time) and listed in
-``PluginInfo.unknown_backends`` and by ``tensorplug info``.
+A plugin fails when its module raises on import (``sys.exit()`` included),
+a hook raises, a hook implementation does not match a hookspec (a misspelled
+hook name included), a hook returns something that is not a list of valid
+specs, it claims a backend name that is not its own (see below), or it
+leaves a gradient-override or ``no_grad`` scope open. A failed plugin is
+rolled back entirely (its declarations, and whatever it registered or
+unregistered through ``tp.register_*`` / ``tp.unregister_*`` while importing
+or in a hook), reported once with a warning naming its distribution, version
+and error, and skipped; the others keep working. A KeyboardInterrupt (or any
+other BaseException but SystemExit) while plugins load takes back every
+plugin and propagates: importing tensorplug again starts afresh.
+
+What a plugin registers directly while it loads is its own, as if declared
+by its hooks: the entries carry its distribution as ``source``, sit at its
+rank among the plugins, and shadowing warns as for declarations.
+
+Backend names: the distribution ``tensorplug-<name>`` (names normalized,
+``-`` = ``_``) owns the backend ``<name>``. While the owner is installed
+(and not excluded by the environment), any other plugin claiming that name
+fails, whatever the load order; a name that no installed distribution owns
+goes to the first plugin in load order that claims it. A plugin may not
+replace or remove another distribution's backend either.
+
+Kernels declared for a backend that no plugin registers are kept (a backend
+may be registered later, at run time) and listed in
+``PluginInfo.unknown_backends`` and by ``tensorplug info``; a backend whose
+fallback no plugin registers is warned about once all plugins have loaded.
 
 Environment (read before any plugin module is imported):
 
@@ -27,6 +45,7 @@ Environment (read before any plugin module is imported):
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from types import ModuleType
@@ -35,13 +54,14 @@ from typing import Any, Literal, NamedTuple
 import pluggy
 
 from tensorplug import hookspecs
-from tensorplug._engine import engine
+from tensorplug._engine import INSTALL_HINT, engine
 from tensorplug._entry_points import EntryPoint, entry_points, normalize
-from tensorplug._errors import PluginError, RegistrationError, warn
+from tensorplug._errors import PluginError, warn
 from tensorplug._overrides import GradientSet, gradient_set_registry
 from tensorplug._registry import (
     LAYER_BUILTIN,
     LAYER_PLUGIN,
+    RUNTIME,
     BackendSpec,
     GradientSpec,
     KernelSpec,
@@ -49,6 +69,7 @@ from tensorplug._registry import (
     gradient_registry,
     kernel_registry,
 )
+from tensorplug._state import state
 from tensorplug.kernel_names import CATALOGUE
 
 ENTRY_POINT_GROUP = "tensorplug"
@@ -56,6 +77,7 @@ ENV_DISABLE = "TENSORPLUG_DISABLE_PLUGIN_AUTOLOAD"
 ENV_ALLOW = "TENSORPLUG_PLUGINS"
 ENV_STRICT = "TENSORPLUG_STRICT_PLUGINS"
 BUILTIN = "tensorplug"
+OWNER_PREFIX = "tensorplug-"  # the distribution tensorplug-<name> owns the backend <name>
 
 Status = Literal["loaded", "blocked", "failed"]
 Spec = BackendSpec | KernelSpec | GradientSpec | GradientSet
@@ -77,7 +99,9 @@ class PluginInfo:
     ``unknown_backends`` names the backends its kernels are declared for
     that no loaded plugin registers (the kernels are kept, and run if such a
     backend is registered later); ``shares_name_with`` lists the other
-    distributions declaring an entry point of the same name.
+    distributions declaring an entry point of the same name;
+    ``refused_backends`` the backend names it claimed that belong to another
+    distribution (the plugin then failed: see ``error``).
     """
 
     name: str
@@ -92,6 +116,7 @@ class PluginInfo:
     gradient_sets: list[str] = field(default_factory=list)
     unknown_backends: list[str] = field(default_factory=list)
     shares_name_with: list[str] = field(default_factory=list)
+    refused_backends: list[str] = field(default_factory=list)
 
 
 manager = pluggy.PluginManager(hookspecs.PROJECT)
@@ -99,6 +124,8 @@ manager.add_hookspecs(hookspecs)
 _infos: list[PluginInfo] = []
 _undo: list[Callable[[], Any]] = []  # how to take back every plugin applied so far, in order
 _kernel_backends: dict[int, set[str]] = {}  # id(PluginInfo) -> the backends its kernels are declared for
+_owners: dict[str, str] = {}  # normalized backend name -> the installed distribution that owns it
+_imported: list[str] = []  # plugin modules this load imported: forgotten again if the whole load is undone
 
 
 def plugins() -> list[PluginInfo]:
@@ -134,7 +161,19 @@ class Settings(NamedTuple):
 
 
 def load_plugins() -> None:
-    """Register the built-in plugin, then discover and load the installed ones (called on import)."""
+    """Register the built-in plugin, then discover and load the installed ones (called on import).
+
+    If anything escapes (strict mode's PluginError, a KeyboardInterrupt while a slow plugin imports), every
+    plugin is taken back first, so that importing tensorplug again in the same process starts afresh.
+    """
+    try:
+        _load_all()
+    except BaseException:
+        _unload_all()
+        raise
+
+
+def _load_all() -> None:
     from tensorplug import __version__
     from tensorplug import gradients as builtin
 
@@ -147,6 +186,10 @@ def load_plugins() -> None:
     infos = [PluginInfo(ep.name, ep.distribution, ep.version, ep.value, "loaded") for ep in found]
     _note_shared_names(found, infos, settings)
     _check_allowlist(settings, found)
+    for ep in found:
+        dist = normalize(ep.distribution)
+        if dist.startswith(OWNER_PREFIX) and settings.blocks(ep) is None:
+            _owners[dist.removeprefix(OWNER_PREFIX)] = ep.distribution
     for rank, (ep, info) in enumerate(zip(found, infos, strict=True), start=1):
         _infos.append(info)
         reason = settings.blocks(ep)
@@ -155,6 +198,25 @@ def load_plugins() -> None:
             continue
         _load_entry_point(ep, info, rank, settings.strict)
     _note_unknown_backends()
+    _note_missing_fallbacks()
+    engine.no_backend_hint = _no_backend_hint(settings, infos)
+
+
+def _no_backend_hint(settings: Settings, infos: list[PluginInfo]) -> str | None:
+    """What the first op says when no backend is registered because the environment kept plugins out, or None."""
+    blocked = [f"{info.name} ({info.distribution})" for info in infos if info.status == "blocked"]
+    if engine.specs or (not settings.disabled and not blocked):
+        return None
+    if settings.disabled:
+        why, undo = f"{ENV_DISABLE} is set, so no plugin was loaded", f"unset {ENV_DISABLE}"
+    else:
+        why, undo = f"{ENV_ALLOW}={os.environ.get(ENV_ALLOW, '')!r} does not name them", f"name them in {ENV_ALLOW}"
+    if not blocked:
+        return f"{why}, and none is installed: {INSTALL_HINT}."
+    return (
+        f"{why} (installed and not loaded: {', '.join(blocked)}). To load the installed backends, {undo}; "
+        "or register a backend in this process with tp.register_backend(name, factory)."
+    )
 
 
 def _note_shared_names(found: list[EntryPoint], infos: list[PluginInfo], settings: Settings) -> None:
@@ -207,6 +269,18 @@ def _check_allowlist(settings: Settings, found: list[EntryPoint]) -> None:
     warn(text, stacklevel=3)
 
 
+def _note_missing_fallbacks() -> None:
+    """Warn about each backend whose fallback no plugin registered (kernels it lacks would fail when used)."""
+    for name, spec in engine.specs.items():
+        if spec.fallback is not None and spec.fallback not in engine.specs:
+            warn(
+                f"tensorplug: backend {name!r} (from {spec.source}) falls back to {spec.fallback!r}, which no plugin "
+                f"registers: a kernel {name!r} lacks will fail until a backend {spec.fallback!r} is registered "
+                f"(install it, or tp.register_backend({spec.fallback!r}, ...)).",
+                stacklevel=5,
+            )
+
+
 def _note_unknown_backends() -> None:
     """Record, per loaded plugin, the backends its kernels name that no plugin registered."""
     registered = set(engine.specs)
@@ -216,12 +290,23 @@ def _note_unknown_backends() -> None:
 
 
 def _unload_all() -> None:
-    """Take back every plugin applied so far (strict mode fails the import: leave nothing behind)."""
+    """Take back every plugin applied so far (the import fails: leave nothing behind, and no plugin module that
+    this load imported, so that importing tensorplug again runs each plugin afresh)."""
     for action in reversed(_undo):
         action()
     _undo.clear()
     _infos.clear()
     _kernel_backends.clear()
+    _owners.clear()
+    for module_name in _imported:
+        sys.modules.pop(module_name, None)
+    _imported.clear()
+
+
+def _is_plugin_failure(exc: BaseException) -> bool:
+    """A plugin's own failure (reported, rolled back, skipped): any Exception, and SystemExit (``sys.exit()`` in a
+    plugin). Other BaseExceptions (KeyboardInterrupt...) are meant for the user and propagate."""
+    return isinstance(exc, Exception | SystemExit)
 
 
 def _fail(info: PluginInfo, message: str, strict: bool, cause: BaseException | None) -> None:
@@ -246,36 +331,57 @@ def _fail(info: PluginInfo, message: str, strict: bool, cause: BaseException | N
 
 
 class _Snapshot:
-    """Every registry entry and backend before a plugin loads, to take back what it registered directly.
+    """Every registry stack, backend and scope of this thread before a plugin loads, to put them back if it fails.
 
     A plugin module may call ``tp.register_kernel`` (or ``register_gradient``,
-    ``register_backend``...) while it is imported or inside a hook; if it
-    then fails, those registrations go too.
+    ``unregister_gradient``, ``register_backend``...) while it is imported or
+    inside a hook; if it then fails, all of that is undone: what it added
+    goes, what it removed comes back.
     """
 
     def __init__(self) -> None:
         self.stacks = [registry.snapshot() for registry in _REGISTRIES]  # a dict copy each: cheap at import
         self.backends = dict(engine.specs)
+        self.scopes = (state.overrides, len(state.outer_overrides), state.tape, len(state.outer_tapes))
+
+    def scopes_left_open(self) -> bool:
+        """Whether the plugin entered a gradient-override or no_grad scope and did not leave it."""
+        overrides, n_overrides, tape, n_tapes = self.scopes
+        return (
+            state.overrides is not overrides
+            or state.tape is not tape
+            or len(state.outer_overrides) != n_overrides
+            or len(state.outer_tapes) != n_tapes
+        )
 
     def restore(self) -> None:
         for registry, before in zip(_REGISTRIES, self.stacks, strict=True):
-            for spec in registry.added_since(before):
-                registry.discard(spec)
-        for name in [n for n in engine.specs if n not in self.backends]:
+            registry.restore(before)
+        changed = [name for name, spec in engine.specs.items() if self.backends.get(name) is not spec]
+        for name in changed:
             engine.remove_backend(name)
-        for name, spec in self.backends.items():
-            if engine.specs.get(name) is not spec:
-                engine.add_backend(spec, override=True)
+        for name, spec in self.backends.items():  # removed or replaced ones; no cycle: this set had none
+            if name not in engine.specs:
+                engine.add_backend(spec)
+        overrides, n_overrides, tape, n_tapes = self.scopes
+        state.overrides, state.tape = overrides, tape
+        del state.outer_overrides[n_overrides:], state.outer_tapes[n_tapes:]
 
 
 def _load_entry_point(ep: EntryPoint, info: PluginInfo, rank: int, strict: bool) -> None:
     snapshot = _Snapshot()
+    module_name = ep.value.partition(":")[0].strip()
+    fresh = module_name not in sys.modules
     try:
         module = ep.load()
-    except (Exception, SystemExit) as exc:  # a plugin calling sys.exit() while imported fails, like any other
+    except BaseException as exc:
         snapshot.restore()
+        if not _is_plugin_failure(exc):
+            raise
         _fail(info, f"importing {ep.value!r} raised {type(exc).__name__}: {exc}", strict, exc)
         return
+    if fresh:
+        _imported.append(module_name)
     if not isinstance(module, ModuleType):
         snapshot.restore()
         what = f"a {type(module).__name__}"
@@ -306,13 +412,9 @@ def _load(
             for spec in every:
                 _validate(spec)
             _check_duplicates(every)
-        for bspec in backends:
-            holder = engine.specs.get(bspec.name)
-            if holder is not None:
-                raise RegistrationError(
-                    f"tensorplug_backends() declares backend {bspec.name!r}, which {holder.source} already "
-                    f"registers; exclude one of the two with {ENV_ALLOW}"
-                )
+        direct = _adopt(snapshot, info, rank, notes) if snapshot is not None else _Direct([], [], 0, [])
+        for name in [*direct.backends, *(s.name for s in backends)]:
+            _check_claim(name, info)
         for bspec in backends:
             engine.add_backend(replace(bspec, source=info.distribution))
             undo.append(_backend_remover(bspec.name))
@@ -323,25 +425,119 @@ def _load(
                 undo.append(_discarder(registry, added))
                 if note:
                     notes.append(note)
-    except Exception as exc:
+    except BaseException as exc:
         for action in reversed(undo):
             action()
         if snapshot is not None:
             snapshot.restore()
+        if not _is_plugin_failure(exc):
+            raise
         _fail(info, str(exc) if isinstance(exc, _PluginProblem) else f"{type(exc).__name__}: {exc}", strict, exc)
+        if isinstance(exc, _ClaimRefused):
+            info.refused_backends = [exc.backend]  # _fail cleared what it registered, not what it was refused
         return
     _undo.extend(undo)
     if snapshot is not None:
         _undo.append(snapshot.restore)  # what it registered directly, if strict mode later unloads everything
     for note in notes:
         warn(note, stacklevel=4)
-    info.backends = [s.name for s in backends]
-    info.kernels, info.gradients, info.gradient_sets = len(kernels), len(grads), [s.name for s in sets]
-    _kernel_backends[id(info)] = {s.backend_name for s in kernels}
+    info.backends = [*direct.backends, *(s.name for s in backends)]
+    info.kernels, info.gradients = len(kernels) + len(direct.kernels), len(grads) + direct.gradients
+    info.gradient_sets = [*direct.gradient_sets, *(s.name for s in sets)]
+    _kernel_backends[id(info)] = {s.backend_name for s in [*kernels, *direct.kernels]}
+
+
+class _Direct(NamedTuple):
+    """What a plugin registered directly (``tp.register_*``) while it loaded, now attributed to it."""
+
+    backends: list[str]
+    kernels: list[KernelSpec]
+    gradients: int
+    gradient_sets: list[str]
+
+
+def _adopt(snapshot: _Snapshot, info: PluginInfo, rank: int, notes: list[str]) -> _Direct:
+    """Make what the plugin registered directly while it loaded (imported, or in a hook) its own.
+
+    Each such entry gets the plugin's distribution as its source and the
+    plugin's rank among the plugins, with the warnings a declaration would
+    give; unregistering another distribution's entry warns too. A plugin
+    may not replace or remove another distribution's backend, nor leave a
+    gradient-override or no_grad scope open (that would change every later
+    gradient in this thread): it fails.
+    """
+    if snapshot.scopes_left_open():
+        raise _PluginProblem(
+            "it entered a tp.gradient_overrides / tp.use_gradients or tp.no_grad scope while loading and left it "
+            "open; a plugin declares gradient sets (tensorplug_gradient_sets) for users to enable instead"
+        )
+    for name, old in snapshot.backends.items():
+        spec = engine.specs.get(name)
+        if spec is not old and old.source != info.distribution:
+            done = "removed" if spec is None else "replaced"
+            raise _PluginProblem(
+                f"it {done} the backend {name!r} of {old.source} while loading; a plugin may not take or remove "
+                "another distribution's backend"
+            )
+    backends = []
+    for name, spec in list(engine.specs.items()):
+        if spec is not snapshot.backends.get(name) and spec.source == RUNTIME:
+            engine.add_backend(replace(spec, source=info.distribution), override=True)
+            backends.append(name)
+    who = f"plugin {info.name!r} from {info.distribution} {info.version}"
+    adopted: list[list[Any]] = []
+    for registry, before in zip(_REGISTRIES, snapshot.stacks, strict=True):
+        for spec in registry.removed_since(before):
+            if spec.source != info.distribution:
+                notes.append(
+                    f"tensorplug: {who} unregistered the {registry.kind} {spec.key!r} of {spec.source} while "
+                    "loading; it stays unregistered."
+                )
+        mine = []
+        for spec in registry.added_since(before):
+            if spec.source != RUNTIME:
+                continue
+            registry.discard(spec)
+            owned = replace(spec, source=info.distribution)
+            note = _add(registry, owned, LAYER_PLUGIN, rank)
+            if note:
+                notes.append(note)
+            mine.append(owned)
+        adopted.append(mine)
+    kernels, grads, sets = adopted
+    return _Direct(backends, kernels, len(grads), [s.name for s in sets])
+
+
+def _check_claim(name: str, info: PluginInfo) -> None:
+    """Refuse backend ``name`` to the plugin ``info`` unless it owns the name, or the name is free (see the module)."""
+    claimed = f"backend {name!r} claimed by {info.distribution} {info.version} was refused"
+    owner = _owners.get(normalize(name))
+    if owner is not None and normalize(owner) != normalize(info.distribution):
+        raise _ClaimRefused(
+            f"{claimed}: it belongs to {owner} (the distribution {OWNER_PREFIX}<name> owns the backend <name>); "
+            f"use another name, or exclude one of the two with {ENV_ALLOW}",
+            name,
+        )
+    holder = engine.specs.get(name)
+    if holder is not None and holder.source != info.distribution:
+        raise _ClaimRefused(
+            f"{claimed}: {holder.source} registered it first (no installed distribution "
+            f"{OWNER_PREFIX}{name} owns the name, so the first plugin in load order gets it); exclude one of the two "
+            f"with {ENV_ALLOW}",
+            name,
+        )
 
 
 class _PluginProblem(Exception):
     """A plugin broke the hook contract; the message says how, and needs no exception type in front."""
+
+
+class _ClaimRefused(_PluginProblem):
+    """A plugin claimed a backend name that another distribution owns or registered first."""
+
+    def __init__(self, message: str, backend: str) -> None:
+        super().__init__(message)
+        self.backend = backend
 
 
 def _backend_remover(name: str) -> Callable[[], None]:
@@ -389,7 +585,7 @@ def _collect(plugin_id: str, hook_name: str, kind: type[Any]) -> list[Any]:
             continue
         try:
             result = impl.function()
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit() in a hook fails the plugin, like any error
             raise _PluginProblem(f"{hook_name}() raised {type(exc).__name__}: {exc}") from exc
         if result is None:
             continue
@@ -524,7 +720,7 @@ def _add(registry: LayeredRegistry[Any], spec: Any, layer: int, rank: int) -> st
             f"{spec.source}; {spec.source} wins (plugins load in order of distribution name, later ones shadow "
             f"earlier ones). Exclude one with {ENV_ALLOW} to choose."
         )
-    if not spec.override:
+    if not getattr(spec, "override", False):  # a GradientSet has no override flag
         return (
             f"tensorplug: {registry.kind} {spec.key!r} from {spec.source} shadows the one from "
             f"{current_spec.source}; declare override=True in its spec if that is intended."

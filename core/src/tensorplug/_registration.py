@@ -13,7 +13,7 @@ from typing import Any, TypeVar, overload
 
 from tensorplug._engine import _call_kernel_hook, engine
 from tensorplug._errors import RegistrationError
-from tensorplug._overrides import active_gradient
+from tensorplug._overrides import active_gradient, kernel_name_problem
 from tensorplug._registry import (
     LAYER_RUNTIME,
     RUNTIME,
@@ -143,6 +143,7 @@ def register_gradient(
     inputs_to_save: Sequence[str] = (),
     outputs_to_save: Sequence[int] = (),
     override: bool = False,
+    new_kernel: bool = False,
 ) -> Callable[[F], F]: ...
 @overload
 def register_gradient(
@@ -152,6 +153,7 @@ def register_gradient(
     inputs_to_save: Sequence[str] = (),
     outputs_to_save: Sequence[int] = (),
     override: bool = False,
+    new_kernel: bool = False,
 ) -> F: ...
 def register_gradient(
     kernel_name: str,
@@ -160,6 +162,7 @@ def register_gradient(
     inputs_to_save: Sequence[str] = (),
     outputs_to_save: Sequence[int] = (),
     override: bool = False,
+    new_kernel: bool = False,
 ) -> Any:
     """Register ``grad(dy, saved, attrs)`` as the gradient of ``kernel_name``; usable as a decorator.
 
@@ -169,6 +172,12 @@ def register_gradient(
     entry may be a zero-argument callable, computed only if that input needs
     a gradient (as TensorFlow.js's gradient functions are).
     ``grad=None`` declares the kernel not differentiable.
+
+    A misspelled kernel name would do nothing, so it is refused: a name
+    differing only in case from a known kernel, and a name no kernel or
+    gradient has yet that is close to a known one (``"Rleu"``), unless
+    ``new_kernel=True`` says it names a new kernel (or its kernel is
+    registered first).
 
     >>> import tensorplug as tp
     >>> @tp.register_gradient("Relu", inputs_to_save=["x"], override=True)
@@ -183,6 +192,9 @@ def register_gradient(
     def register(fn: Any) -> Any:
         if fn is not None and not (callable(fn) or isinstance(fn, str)):
             raise RegistrationError(f"register_gradient({kernel_name!r}): grad must be callable or None")
+        problem = kernel_name_problem(kernel_name, new_kernel=new_kernel)
+        if problem is not None:
+            raise RegistrationError(f"register_gradient({kernel_name!r}): {problem}")
         spec = GradientSpec(
             kernel_name, fn, tuple(inputs_to_save), tuple(int(i) for i in outputs_to_save), override, RUNTIME
         )

@@ -236,6 +236,25 @@ class LayeredRegistry(Generic[S]):
                 added.extend(e.spec for e in stack if id(e.spec) not in known)
         return added
 
+    def removed_since(self, snapshot: Mapping[Hashable, list[_Entry[S]]]) -> list[S]:
+        """The specs of ``snapshot`` that are no longer registered (unregistered since)."""
+        removed: list[S] = []
+        for key, before in snapshot.items():
+            stack = self._stacks.get(key, ())
+            if stack is not before:
+                kept = {id(e.spec) for e in stack}
+                removed.extend(e.spec for e in before if id(e.spec) not in kept)
+        return removed
+
+    def restore(self, snapshot: Mapping[Hashable, list[_Entry[S]]]) -> None:
+        """Put every stack back as it was in ``snapshot``: what was added since goes, what was removed returns."""
+        with self.lock:
+            now: dict[Hashable, list[_Entry[S]]] = self._stacks
+            changed = [key for key in {*now, *snapshot} if now.get(key) is not snapshot.get(key)]
+            self._stacks = dict(snapshot)  # the very lists of then (never changed in place), in their order
+        for key in changed:
+            self._changed(key)
+
 
 kernel_registry: LayeredRegistry[KernelSpec] = LayeredRegistry("kernel")
 gradient_registry: LayeredRegistry[GradientSpec] = LayeredRegistry("gradient")
