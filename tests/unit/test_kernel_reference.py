@@ -10,6 +10,7 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
+
 import pytest
 
 import tensorplug as tp
@@ -53,13 +54,17 @@ def test_every_catalogue_kernel_has_exactly_one_entry() -> None:
 
 
 def test_docs_kernels_md_is_the_generated_page() -> None:
-    assert DOC.read_text() == markdown(), "docs/kernels.md is stale: run `tensorplug kernels --markdown > docs/kernels.md`"
+    assert DOC.read_text() == markdown(), (
+        "docs/kernels.md is stale: run `tensorplug kernels --markdown > docs/kernels.md`"
+    )
 
 
 def test_every_entry_is_well_formed() -> None:
     for entry in REFERENCE.values():
         assert entry.gradient in ("yes", "zero", "none"), entry.name
-        assert entry.summary and entry.dtypes and entry.ops, entry.name
+        assert entry.summary, entry.name
+        assert entry.dtypes, entry.name
+        assert entry.ops, entry.name
         names = {i.name for i in entry.inputs}
         assert set(entry.grad_inputs) <= names, entry.name
         assert (entry.gradient == "none") == (not entry.grad_inputs), entry.name
@@ -72,7 +77,9 @@ def test_every_entry_is_well_formed() -> None:
 
 def test_every_cited_case_exists() -> None:
     ids = {c.id for c in all_cases()}
-    missing = [f"{e.name}-{c}" for e in REFERENCE.values() for n in e.notes for c in n.cases if f"{e.name}-{c}" not in ids]
+    missing = [
+        f"{e.name}-{c}" for e in REFERENCE.values() for n in e.notes for c in n.cases if f"{e.name}-{c}" not in ids
+    ]
     assert missing == []
 
 
@@ -182,4 +189,3 @@ def test_the_module_and_the_cli_print_the_page(tmp_path: Path) -> None:
     bad = subprocess.run([sys.executable, "-m", "tensorplug", "kernels", "Gather"], capture_output=True, text=True)
     assert bad.returncode == 2
     assert "no kernel 'Gather' in the kernel reference" in bad.stderr
-

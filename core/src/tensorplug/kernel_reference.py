@@ -45,7 +45,7 @@ __all__ = [
 FLOAT = ("float32", "float64")
 INT = ("int32", "int64")
 NUMERIC = FLOAT + INT
-ALL = NUMERIC + ("bool",)
+ALL = (*NUMERIC, "bool")
 BOOL = ("bool",)
 INDEX = INT
 
@@ -209,7 +209,9 @@ def _unary(
 ) -> KernelEntry:
     if not dtype_rule:
         if dtypes == FLOAT:
-            dtype_rule = "x is float32 or float64 (the op casts integer and bool tensors to float32 first); y has x's dtype"
+            dtype_rule = (
+                "x is float32 or float64 (the op casts integer and bool tensors to float32 first); y has x's dtype"
+            )
         elif out == "bool":
             dtype_rule = f"x is any of {', '.join(dtypes)}; y is bool"
         else:
@@ -231,6 +233,9 @@ def _unary(
 
 _NAN = Note("NaN in, NaN out; the cases' special values (±inf, ±0, the edges of the domain) are checked", ("special",))
 _EMPTY = Note("an empty x gives an empty y; a 0-d x a 0-d y", ("empty", "scalar"))
+_SUBNORMAL = Note(
+    "a subnormal result is kept exactly; a backend declaring flush_to_zero may give zero instead", ("subnormal-result",)
+)
 
 
 def _floating(name: str, summary: str, *notes: Note, op: str) -> KernelEntry:
@@ -253,7 +258,7 @@ UNARY = [
     _floating(K.ERF, "the error function",
               Note("accurate to float64 precision (relative error below 1e-15 in float64, subnormals included)",
                    ("float64-accuracy", "branches")), op="tp.erf"),
-    _floating(K.EXP, "e ** x", Note("exp(-inf) is 0, overflow gives inf", ("special",)), op="tp.exp"),
+    _floating(K.EXP, "e ** x", Note("exp(-inf) is 0, overflow gives inf", ("special",)), _SUBNORMAL, op="tp.exp"),
     _floating(K.EXPM1, "e ** x - 1, accurate near 0", Note("accurate for tiny x", ("near-zero",)), op="tp.expm1"),
     _floating(K.LOG, "natural logarithm", Note("log(0) is -inf, log of a negative is NaN", ("special",)),
               op="tp.log"),
@@ -347,8 +352,10 @@ def _binary(
         dtypes=rule or f"a and b are one of {', '.join(dtypes)}; y is {'bool' if out == 'bool' else 'their dtype'}",
         gradient=gradient,
         grad_inputs=("a", "b") if gradient == "yes" else (),
-        notes=(Note(_BROADCAST, ("broadcast",)) if "broadcast" in _BROADCAST_CASES.get(name, ()) else
-               Note(_BROADCAST), *notes),
+        notes=(
+            Note(_BROADCAST, ("broadcast",)) if "broadcast" in _BROADCAST_CASES.get(name, ()) else Note(_BROADCAST),
+            *notes,
+        ),
     )
 
 
@@ -384,7 +391,7 @@ BINARY = [
     _binary(K.SUB, "a - b", NUMERIC, Note("inf - inf is NaN; the op refuses bool", ("inf", "bool-rejected")),
             _AB_EMPTY, op="tp.sub (and -)"),
     _binary(K.MULTIPLY, "a * b", ALL, Note("on bool: logical and", ("bool-is-and",)),
-            Note("inf * 0 is NaN; NaN propagates", ("inf-nan",)), _AB_EMPTY, op="tp.mul (and *)"),
+            Note("inf * 0 is NaN; NaN propagates", ("inf-nan",)), _SUBNORMAL, _AB_EMPTY, op="tp.mul (and *)"),
     _binary(K.REAL_DIV, "a / b (true division)", FLOAT,
             Note("x / 0 is inf, -inf or NaN (0 / 0); integer operands reach the kernel as float32",
                  ("by-zero", "int-by-zero", "int32-gives-float32")), _AB_EMPTY, op="tp.div (and /)",
@@ -413,7 +420,8 @@ BINARY = [
         dtypes="x and alpha are one numeric dtype (the op promotes them and refuses bool); y has their dtype",
         gradient="yes", grad_inputs=("x", "alpha"),
         notes=(Note("alpha broadcasts (one slope per channel, say)", ("per-channel",)),
-               Note("NaN stays NaN, -inf becomes alpha * -inf", ("inf-nan",)), Note("empty x gives empty y", ("empty",))),
+               Note("NaN stays NaN, -inf becomes alpha * -inf", ("inf-nan",)),
+               Note("empty x gives empty y", ("empty",))),
     ),
     _binary(K.FLOOR_DIV, "floor(a / b)", NUMERIC,
             Note("integers: Python's floor division (rounds toward -inf: -7 // 2 is -4)", ("int32", "int64")),
@@ -711,7 +719,8 @@ SHAPE = [
                  inputs=(_INDICES, Input("updates", NUMERIC)), out=(Output("like:updates"),),
                  rule="indices int32 or int64, updates numeric (the op refuses bool); y has updates' dtype",
                  grad_inputs=("updates",)),
-    _shape_entry(K.UNSORTED_SEGMENT_SUM, "the sums of the slices of x that share a segment id", "tp.unsorted_segment_sum",
+    _shape_entry(K.UNSORTED_SEGMENT_SUM, "the sums of the slices of x that share a segment id",
+                 "tp.unsorted_segment_sum",
                  (Attr("num_segments", "int", "the number of segments (the size of axis 0 of y)",
                        form="nonnegative"),),
                  Note("ids outside [0, num_segments) are dropped, not an error", ("dropped-ids",)),
@@ -905,7 +914,8 @@ RANDOM = [
                     ("default", "seeded", "unseeded"))),
     ),
     KernelEntry(
-        name=K.RANDOM_NORMAL, family="random", summary="samples from the normal distribution", ops=("tp.random_normal",),
+        name=K.RANDOM_NORMAL, family="random", summary="samples from the normal distribution",
+        ops=("tp.random_normal",),
         inputs=(),
         attrs=(_SHAPE_ATTR, Attr("mean", "float", "finite"), Attr("stddev", "float", "finite, >= 0"),
                Attr("dtype", "str", "float32 or float64", form="dtype"), _SEED),
@@ -1024,7 +1034,12 @@ def _dtype_text(rule: str) -> str:
 
 
 def _entry_markdown(entry: KernelEntry) -> list[str]:
-    lines = [f"### {entry.name}", "", f"{entry.summary[0].upper()}{entry.summary[1:]}. Ops: {', '.join(entry.ops)}.", ""]
+    lines = [
+        f"### {entry.name}",
+        "",
+        f"{entry.summary[0].upper()}{entry.summary[1:]}. Ops: {', '.join(entry.ops)}.",
+        "",
+    ]
     if entry.inputs:
         for i in entry.inputs:
             kind = "list of tensors" if i.is_list else "tensor"
