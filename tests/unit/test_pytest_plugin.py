@@ -220,7 +220,7 @@ def test_an_unknown_known_gap_is_a_usage_error_with_a_suggestion(tmp_path: Path)
     assert "'Multipy' is neither a kernel name nor a conformance case id; did you mean Multiply" in result.stderr
 
 
-# -- fallback kernels, dtypes the backend lacks, overridden gradients ----------------------------------------------------
+# -- fallback kernels, dtypes the backend lacks ---------------------------------------------------------------------
 
 FALLBACK_BACKEND = PARTIAL_BACKEND.replace(
     'tp.register_backend("partial", PartialBackend, priority=-1)',
