@@ -189,3 +189,11 @@ def test_the_module_and_the_cli_print_the_page(tmp_path: Path) -> None:
     bad = subprocess.run([sys.executable, "-m", "tensorplug", "kernels", "Gather"], capture_output=True, text=True)
     assert bad.returncode == 2
     assert "no kernel 'Gather' in the kernel reference" in bad.stderr
+
+
+def test_the_cli_lists_every_kernel_with_its_inputs_and_attrs() -> None:
+    done = subprocess.run([sys.executable, "-m", "tensorplug", "kernels"], capture_output=True, text=True, check=True)
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(K.CATALOGUE) + 1
+    assert lines[0].split()[:5] == ["Abs", "unary", "inputs:", "x", "attrs:"]
+    assert next(line for line in lines if line.startswith("Concat ")).split()[3] == "tensors[]"  # a list input

@@ -145,7 +145,7 @@ class ConformanceRun:
             return
         # A case's outcome is its call's, or a setup's skip; any failing phase makes it failed.
         if (report.when == "call" or not report.passed) and self.outcomes.get(report.nodeid) != "failed":
-            outcome = report.outcome
+            outcome: str = report.outcome
             if hasattr(report, "wasxfail"):  # a known gap: an expected failure, or one that passed
                 outcome = "xfailed" if report.skipped else "xpassed"
             elif report.skipped and any(key == _NOT_APPLICABLE for key, _ in report.user_properties):
