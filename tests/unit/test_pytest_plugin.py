@@ -13,7 +13,7 @@ from tensorplug.testing import all_cases
 
 SUMMARY = re.compile(
     r"^tensorplug conformance \((?P<backend>\w+)\): (?P<passed>\d+) passed, (?P<failed>\d+) failed, "
-    r"(?:(?P<xfailed>\d+) known gaps \(xfail\), )?(?:(?P<xpassed>\d+) known gaps passing \(xpass\), )?"
+    r"(?:(?P<xfailed>\d+) known gaps? \(xfail\), )?(?:(?P<xpassed>\d+) known gaps? passing \(xpass\), )?"
     r"(?:(?P<na>\d+) not applicable, )?"
     r"(?:(?P<skipped>\d+) skipped, )?(?P<missing>\d+) missing kernels?, (?P<grads>\d+) gradient checks?$",
     flags=re.MULTILINE,

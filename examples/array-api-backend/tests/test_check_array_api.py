@@ -67,7 +67,7 @@ def test_check_takes_known_gaps_from_a_module_given_with_p(tmp_path: Path) -> No
         timeout=300,
     )
     assert done.returncode == 1, done.stdout[-3000:]  # Erf passes: the made-up gap no longer fails
-    assert "1 known gaps passing (xpass)" in done.stdout
+    assert "1 known gap passing (xpass)" in done.stdout
     assert "known gaps that no longer fail (remove them from pytest_tensorplug_known_gaps) (1): Erf-float32" in (
         done.stdout
     )

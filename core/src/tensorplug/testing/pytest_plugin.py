@@ -9,7 +9,7 @@ case (value checks, and the second-order gradient check of ``grad=True``
 cases) run on that installed backend, whatever the directory and with no
 test file of yours, and ends the run with a coverage summary::
 
-    tensorplug conformance (numpy): 1324 passed, 0 failed, 0 missing kernels, 145 gradient checks
+    tensorplug conformance (numpy): 1333 passed, 0 failed, 0 missing kernels, 145 gradient checks
 
 A case whose kernel the backend does not register is skipped and reported
 as a missing kernel, as is a case that needs another kernel the backend
@@ -206,8 +206,8 @@ class ConformanceRun:
                 elif key == _NOT_APPLICABLE:
                     needs[str(value)] = needs.get(str(value), 0) + 1
         extras = [
-            f"{counts['xfailed']} known gaps (xfail)" if counts["xfailed"] else "",
-            f"{counts['xpassed']} known gaps passing (xpass)" if counts["xpassed"] else "",
+            f"{_count(counts['xfailed'], 'known gap')} (xfail)" if counts["xfailed"] else "",
+            f"{_count(counts['xpassed'], 'known gap')} passing (xpass)" if counts["xpassed"] else "",
             f"{counts['not applicable']} not applicable" if counts["not applicable"] else "",
             f"{counts['skipped']} skipped" if counts["skipped"] else "",
         ]
