@@ -86,8 +86,9 @@ def tests_all(session: nox.Session) -> None:
 def grads_extra(session: nox.Session) -> None:
     """tensorplug-grads-extra really installed (its overrides apply), then uninstalled (they are gone).
 
-    It changes gradients on purpose (singularities, not-differentiable kernels), so it is kept out of
-    tests_all, whose conformance suite checks the core's own gradients.
+    It changes gradients on purpose (singularities, not-differentiable kernels); `tensorplug check numpy`
+    must still pass with it installed (the conformance suite checks the core's gradients) and name its
+    overrides. It is kept out of tests_all, whose unit tests check the core's gradients directly.
     """
     session.install(CORE, NUMPY, GRADS_EXTRA, *PYTEST)
     session.run("pytest", "tests/grads_extra/installed", *session.posargs)

@@ -11,6 +11,23 @@ from __future__ import annotations
 import pytest
 
 
+class HookSpecs:
+    """The hook a backend's tests implement (in a conftest.py, or a module loaded with ``-p``)."""
+
+    @staticmethod
+    @pytest.hookspec
+    def pytest_tensorplug_known_gaps(config: pytest.Config, backend: str) -> dict[str, str]:  # type: ignore[empty-body]
+        """Known gaps of ``backend``: kernel name or case id -> why it fails, run as expected failures.
+
+        The run reports them as known gaps, not as failures; a gap none of whose
+        cases fails any more fails the run, so that fixing one is noticed.
+        """
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(HookSpecs)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("tensorplug", "tensorplug conformance suite")
     group.addoption(

@@ -176,6 +176,19 @@ def test_a_fallback_kernel_is_seen_once_as_the_home_backends(box: BoxBackend) ->
     assert isinstance(engine.table[K.EXP], FallbackKernel)  # plain again
 
 
+@pytest.mark.filterwarnings("ignore::tensorplug.FallbackWarning")
+def test_a_fallback_kernel_says_which_backend_ran_it(box: BoxBackend) -> None:
+    x = tp.tensor([[0.5, 1.0, 2.0]])
+    p = tp.profile(lambda: tp.exp(x) + x)  # Exp runs on numpy through the fallback, Add on profilebox
+    assert [(k.name, k.backend, k.ran_on, k.fallback) for k in p.kernels] == [
+        ("Exp", "profilebox", "numpy", True),
+        ("Add", "profilebox", "profilebox", False),
+    ]
+    rows = {line.split()[0]: line for line in p.table().splitlines()[1:3]}
+    assert "profilebox (on numpy)" in rows["Exp"]
+    assert "(on " not in rows["Add"]
+
+
 def test_the_device_is_synchronised_around_the_call_and_each_kernel(box: BoxBackend) -> None:
     x = tp.tensor([1.0, 2.0])
     before = box.synchronized

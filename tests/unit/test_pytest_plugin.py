@@ -13,9 +13,12 @@ from tensorplug.testing import all_cases
 
 SUMMARY = re.compile(
     r"^tensorplug conformance \((?P<backend>\w+)\): (?P<passed>\d+) passed, (?P<failed>\d+) failed, "
+    r"(?:(?P<xfailed>\d+) known gaps? \(xfail\), )?(?:(?P<xpassed>\d+) known gaps? passing \(xpass\), )?"
+    r"(?:(?P<na>\d+) not applicable, )?"
     r"(?:(?P<skipped>\d+) skipped, )?(?P<missing>\d+) missing kernels?, (?P<grads>\d+) gradient checks?$",
     flags=re.MULTILINE,
 )
+TESTS = Path(__file__).resolve().parents[1]
 
 # A project of someone else's: a backend registered at run time, with Add and Multiply only.
 PARTIAL_BACKEND = """
@@ -52,10 +55,15 @@ def run_pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def summary(result: subprocess.CompletedProcess[str]) -> dict[str, str | None]:
+def summary(result: subprocess.CompletedProcess[str], *optional: str) -> dict[str, str | None]:
+    """The headline's counts; the optional ones (xfailed, xpassed, na) only when named."""
     found = SUMMARY.search(result.stdout)
     assert found, result.stdout[-3000:] + result.stderr[-3000:]
-    return found.groupdict()
+    counts = found.groupdict()
+    for key in ("xfailed", "xpassed", "na"):
+        if key not in optional:
+            assert counts.pop(key) is None, (key, result.stdout[-3000:])
+    return counts
 
 
 def test_the_whole_suite_passes_on_numpy_from_an_empty_directory(tmp_path: Path) -> None:
@@ -159,3 +167,105 @@ def test_user_tests_and_the_suite_run_together(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout[-3000:]
     assert "2 passed" in result.stdout.splitlines()[-1]
     assert summary(result)["passed"] == "1"
+
+
+# -- known gaps: pytest_tensorplug_known_gaps -----------------------------------------------------------------------
+
+BROKEN_MULTIPLY = PARTIAL_BACKEND.replace("np.multiply(", "np.add(")
+GAPS = """
+
+def pytest_tensorplug_known_gaps(config, backend):
+    assert backend == "partial"
+    return {GAPS}
+"""
+
+
+def test_known_gaps_are_counted_as_expected_failures_not_as_passing_kernels(tmp_path: Path) -> None:
+    (tmp_path / "conftest.py").write_text(BROKEN_MULTIPLY + GAPS.replace("{GAPS}", '{"Multiply": "adds (issue 7)"}'))
+    result = run_pytest(tmp_path, "--tensorplug-backend", "partial", "-k", "Multiply-int32 or Multiply-float32 or "
+                        "Add-float32", "-rx")  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert summary(result, "xfailed") == {
+        "backend": "partial",
+        "passed": "1",
+        "failed": "0",
+        "xfailed": "2",
+        "skipped": None,
+        "missing": "0",
+        "grads": "0",
+    }
+    assert "  kernels: 1 passing, 0 failing, 0 missing, 1 with known gaps" in result.stdout
+    assert "  kernels with known gaps (expected failures) (1): Multiply" in result.stdout
+    assert "XFAIL tensorplug-conformance[partial]::Multiply-int32 - known gap: adds (issue 7)" in result.stdout
+
+
+def test_a_case_id_can_be_a_known_gap_and_one_that_passes_fails_the_run(tmp_path: Path) -> None:
+    (tmp_path / "conftest.py").write_text(
+        PARTIAL_BACKEND + GAPS.replace("{GAPS}", '{"Add-float32": "was wrong once", "Multiply": "still broken?"}')
+    )
+    result = run_pytest(tmp_path, "--tensorplug-backend", "partial", "-k", "Add-float32 or Multiply-int32 or Add-int32")
+    assert result.returncode == 1, result.stdout[-3000:]
+    found = summary(result, "xpassed")
+    assert (found["passed"], found["failed"], found["xpassed"]) == ("1", "0", "2")
+    assert (
+        "  known gaps that no longer fail (remove them from pytest_tensorplug_known_gaps) (2): Add-float32, Multiply"
+        in result.stdout
+    )
+
+
+def test_an_unknown_known_gap_is_a_usage_error_with_a_suggestion(tmp_path: Path) -> None:
+    (tmp_path / "conftest.py").write_text(PARTIAL_BACKEND + GAPS.replace("{GAPS}", '{"Multipy": "typo"}'))
+    result = run_pytest(tmp_path, "--tensorplug-backend", "partial")
+    assert result.returncode == 4
+    assert "'Multipy' is neither a kernel name nor a conformance case id; did you mean Multiply" in result.stderr
+
+
+# -- fallback kernels, dtypes the backend lacks ---------------------------------------------------------------------
+
+FALLBACK_BACKEND = PARTIAL_BACKEND.replace(
+    'tp.register_backend("partial", PartialBackend, priority=-1)',
+    'tp.register_backend("partial", PartialBackend, priority=-1, fallback="numpy")',
+)
+
+
+def test_kernels_served_by_the_fallback_are_tested_through_it_and_reported_as_such(tmp_path: Path) -> None:
+    (tmp_path / "conftest.py").write_text(
+        FALLBACK_BACKEND
+        + "\n\ndef pytest_terminal_summary(terminalreporter):\n"
+        + "    terminalreporter.write_line(f'coverage says: {tp.coverage().fallback_for(\"partial\")[:3]}')\n"
+    )
+    result = run_pytest(tmp_path, "--tensorplug-backend", "partial", "-k", "Add-float32 or Abs-float32 or Acos-float32")
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert summary(result) == {
+        "backend": "partial",
+        "passed": "3",
+        "failed": "0",
+        "skipped": None,
+        "missing": "0",
+        "grads": "0",
+    }
+    assert "  run through the fallback backend numpy, 2 of them passing (2): Abs, Acos" in result.stdout
+    assert "coverage says: ['Abs', 'Acos', 'Acosh']" in result.stdout  # tp.coverage() lists them as fallback too
+    assert "FallbackWarning" not in result.stdout
+
+
+def test_a_backend_without_float64_runs_what_applies_and_says_what_does_not(tmp_path: Path) -> None:
+    (tmp_path / "conftest.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(TESTS)!r})\nimport float32_backend\nfloat32_backend.register()\n"
+    )
+    result = run_pytest(tmp_path, "--tensorplug-backend", "float32only", "-q")
+    assert result.returncode == 0, result.stdout[-3000:]
+    cases = all_cases()
+    needs_float64 = [c for c in cases if "float64" in c.needs and not (c.grad and "float64" not in c.dtypes)]
+    assert summary(result, "na") == {
+        "backend": "float32only",
+        "passed": str(len(cases) - len(needs_float64)),
+        "failed": "0",
+        "na": str(len(needs_float64)),
+        "skipped": None,
+        "missing": "0",
+        "grads": str(sum(1 for c in cases if c.grad)),
+    }
+    assert "  kernels: 111 passing, 0 failing, 0 missing" in result.stdout
+    assert f"  not applicable (needs float64): {len(needs_float64)} cases" in result.stdout
+    assert "  (gradient checks run in float32: the backend declares float64 unsupported)" in result.stdout

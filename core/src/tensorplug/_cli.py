@@ -9,6 +9,7 @@ returns the exit status. Adding one is one more line in ``COMMANDS``.
     tensorplug bench [--backend NAME] [--quick]         each backend against raw NumPy / raw PyTorch
     tensorplug check NAME [PYTEST_ARGS...]              the conformance suite on backend NAME
     tensorplug new-backend NAME [DIR]                   a new backend distribution, ready to install and test
+    tensorplug kernels [--markdown] [NAME...]           the kernel reference: inputs, attrs, outputs, conventions
 """
 
 from __future__ import annotations
@@ -159,6 +160,36 @@ def new_backend(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- kernels --------------------------------------------------------------------
+
+
+def _kernels_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--markdown", action="store_true", help="print the whole reference page (docs/kernels.md)")
+    parser.add_argument("names", metavar="NAME", nargs="*", help="kernel names (e.g. Conv2D); default: a list of all")
+
+
+def kernels(args: argparse.Namespace) -> int:
+    """Print the kernel reference: the whole page, the entries named, or one line per kernel."""
+    from tensorplug.kernel_reference import REFERENCE, entry_text, markdown
+
+    if args.markdown and not args.names:
+        sys.stdout.write(markdown())
+        return 0
+    if args.names:
+        try:
+            sys.stdout.write("\n".join(entry_text(name) for name in args.names))
+        except KeyError as exc:
+            print(f"tensorplug kernels: error: {exc.args[0]}", file=sys.stderr)
+            return 2
+        return 0
+    for entry in REFERENCE.values():
+        inputs = ", ".join(f"{i.name}[]" if i.is_list else i.name for i in entry.inputs) or "-"
+        attrs = ", ".join(a.name for a in entry.attrs) or "-"
+        print(f"{entry.name:<22} {entry.family:<9} inputs: {inputs:<22} attrs: {attrs}")
+    print("tensorplug kernels NAME prints an entry; --markdown the whole reference (docs/kernels.md)")
+    return 0
+
+
 COMMANDS: tuple[Command, ...] = (
     Command("info", "show the installed plugins, the backends and the kernel coverage", _info_arguments, info),
     Command("demo", "train an MLP on handwritten digits and report its held-out accuracy", _demo_arguments, demo),
@@ -166,6 +197,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("check", "run the conformance suite on an installed backend (with pytest)", _check_arguments, check),
     Command("new-backend", "write a new backend distribution, ready to install and test", _new_backend_arguments,
             new_backend),
+    Command("kernels", "the kernel reference: each kernel's inputs, attrs, outputs, dtypes and conventions",
+            _kernels_arguments, kernels),
 )  # fmt: skip
 
 

@@ -27,7 +27,12 @@ KernelFunc = Any
 
 
 class KernelCall(NamedTuple):
-    """One kernel call as an observer sees it: raw inputs and outputs, wall time, and where it ran."""
+    """One kernel call as an observer sees it: raw inputs and outputs, wall time, and where it ran.
+
+    ``backend`` is the backend the call was made on (the active one); ``ran_on`` is the backend whose kernel
+    actually ran: the same, or the fallback backend that ran a kernel ``backend`` lacks (with the data moved
+    there and back).
+    """
 
     kernel: str
     backend: Backend
@@ -36,6 +41,7 @@ class KernelCall(NamedTuple):
     outputs: tuple[Any, ...]  # raw storage, one per output
     seconds: float  # wall time of the kernel; includes the device's work when an observer synchronises
     gradient_of: str | None  # None in the forward pass; in backprop, the kernel whose gradient made this call
+    ran_on: Backend | None = None  # the fallback backend whose kernel ran; None when backend's own kernel ran
 
 
 class Observer(Protocol):
@@ -52,11 +58,14 @@ everywhere: list[Observer] = []  # observers of every thread (debug mode set by 
 class ObservedKernel:
     """A kernel wrapped so that the active observers see each call."""
 
-    __slots__ = ("fn", "name")
+    __slots__ = ("fn", "name", "ran_on")
 
     def __init__(self, name: str, fn: KernelFunc) -> None:
+        from tensorplug._engine import FallbackKernel  # (the engine imports this module)
+
         self.name = name
         self.fn = fn
+        self.ran_on: Backend | None = fn.target if isinstance(fn, FallbackKernel) else None
 
     def __call__(self, inputs: dict[str, Any], attrs: dict[str, Any], backend: Backend) -> Any:
         observers = state.observers
@@ -73,7 +82,7 @@ class ObservedKernel:
             backend.synchronize()
         seconds = time.perf_counter() - start
         outputs = tuple(out) if type(out) is tuple or type(out) is list else (out,)
-        call = KernelCall(self.name, backend, inputs, attrs, outputs, seconds, state.gradient_of)
+        call = KernelCall(self.name, backend, inputs, attrs, outputs, seconds, state.gradient_of, self.ran_on)
         for observer in observers:
             observer.kernel_ran(call)
         return out

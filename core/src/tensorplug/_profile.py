@@ -58,7 +58,9 @@ class KernelProfile:
     the gradient of ``<Kernel>`` in backprop (adding up the gradients a tensor
     gets from several uses included); the seed of backprop, ones like the
     output, is made before it starts and is "forward". Input shapes and dtypes
-    are keyed by input name; a list input gives a list.
+    are keyed by input name; a list input gives a list. ``backend`` is the
+    backend the call was made on; ``ran_on`` the one whose kernel ran: the
+    same, or the fallback backend of a kernel ``backend`` lacks.
     """
 
     name: str
@@ -72,6 +74,16 @@ class KernelProfile:
     seconds: float
     new_bytes: int
     new_tensors: int
+    ran_on: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.ran_on:
+            object.__setattr__(self, "ran_on", self.backend)
+
+    @property
+    def fallback(self) -> bool:
+        """Whether the kernel ran on the fallback backend (``ran_on``), not on ``backend`` itself."""
+        return self.ran_on != self.backend
 
     @property
     def ms(self) -> float:
@@ -141,7 +153,7 @@ class Profile(Generic[R]):
                 [
                     k.name,
                     k.phase,
-                    k.backend,
+                    f"{k.backend} (on {k.ran_on})" if k.fallback else k.backend,
                     k.device,
                     _cut(_inputs_text(k), max_width),
                     _cut(_outputs_text(k), max_width),
@@ -332,6 +344,7 @@ class _Recorder(_Clock):
                 seconds=call.seconds,
                 new_bytes=new_bytes,
                 new_tensors=len(call.outputs),
+                ran_on=backend.name if call.ran_on is None else call.ran_on.name,
             )
         )
 

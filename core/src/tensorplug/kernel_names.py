@@ -1,8 +1,16 @@
 """The canonical kernel names: the one place they are spelled.
 
-Names follow TensorFlow.js's kernel names (see KERNELS.md); ops, gradients,
-backends and the conformance tables all refer to these constants. The
-family tuples group them as the catalogue does, and ``CATALOGUE`` lists every one.
+Names follow TensorFlow.js's kernel names; ops, gradients, backends and the
+conformance tables all refer to these constants. The family tuples group
+them as the catalogue does, and ``CATALOGUE`` lists every one.
+
+What each kernel receives and must return (its inputs, its attrs in their
+canonical form, its outputs and dtypes, whether it is differentiated, and
+its edge conventions: ties, out-of-range indices, division by zero, NaN) is
+in :mod:`tensorplug.kernel_reference`, shipped with the core:
+``tensorplug kernels NAME`` prints one kernel's entry, and
+``tensorplug kernels --markdown`` the whole reference (``docs/kernels.md``
+in the repository). The comments below only sketch each family's inputs.
 """
 
 from __future__ import annotations

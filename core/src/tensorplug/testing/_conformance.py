@@ -5,16 +5,32 @@ inputs and compares the result with values worked out independently: by
 hand, or from the mathematical definition in float64 — never by calling
 the kernel under test. Cases with ``grad=True`` also run
 :func:`tensorplug.testing.check_grads` to second order.
+
+The suite tests a backend against the core's contract, whatever else is
+installed: cases differentiate with the core's own gradients even where a
+gradient plugin (tensorplug-grads-extra, say) overrides some
+(:func:`core_gradients`). It also runs what applies to the backend: a
+case needing a dtype in ``Backend.unsupported_dtypes`` is not applicable
+(:class:`NotApplicable`), except that a gradient case needing only float64
+runs in float32 on a backend without float64, with float32 tolerances; on a
+``Backend.flush_to_zero`` backend, zero is accepted where a subnormal is
+expected, and cases with subnormal inputs are not applicable.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import re
-from collections.abc import Callable, Sequence
+import unittest
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from tensorplug._backend import Backend
 
 
 @dataclass(frozen=True)
@@ -29,6 +45,9 @@ class Case:
     ops with several outputs); ``check`` may replace it with a function of
     the result(s) as numpy arrays (random kernels, say). ``raises`` expects
     an exception instead, whose message must match the regex ``match``.
+    ``dtypes`` names the dtypes the op uses beyond those of ``inputs`` and
+    ``expected`` (a ``dtype=`` argument, say), so that :attr:`needs` is
+    complete (``tests/unit/test_conformance.py`` checks it on numpy).
     """
 
     kernel: str
@@ -42,10 +61,43 @@ class Case:
     atol: float = 1e-6
     grad: bool = False
     name: str = ""
+    dtypes: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
         return f"{self.kernel}-{self.name}" if self.name else self.kernel
+
+    @property
+    def needs(self) -> frozenset[str]:
+        """Every dtype the case makes a tensor of: its inputs', its expected values', and ``dtypes``."""
+        found = set(self.dtypes)
+        for array in _arrays((self.inputs, self.expected)):
+            found.add(array.dtype.name)
+        return frozenset(found)
+
+    @property
+    def subnormal_inputs(self) -> bool:
+        """Whether a float input holds a subnormal number (which a flush-to-zero backend reads as zero)."""
+        return any(_has_subnormal(a) for a in _arrays(self.inputs))
+
+
+class NotApplicable(unittest.SkipTest):
+    """The case does not apply to the backend (a dtype it cannot store, subnormals it flushes); pytest skips it."""
+
+
+def _arrays(value: Any) -> Iterator[np.ndarray]:
+    if isinstance(value, np.ndarray):
+        yield value
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _arrays(item)
+
+
+def _has_subnormal(array: np.ndarray) -> bool:
+    if array.dtype.kind != "f":
+        return False
+    magnitude = np.abs(array)
+    return bool(np.any((magnitude > 0) & (magnitude < np.finfo(array.dtype).tiny)))
 
 
 def f32(data: Any) -> np.ndarray:
@@ -78,8 +130,115 @@ def _to_tensors(value: Any) -> Any:
     return value
 
 
-def run_case(case: Case) -> None:
-    """Run one case on the active backend; raise AssertionError (naming the case) when it fails."""
+def not_applicable(case: Case, backend: Backend) -> str | None:
+    """Why ``case`` does not apply to ``backend`` (None when it does), as :func:`run_case` decides."""
+    lacking = sorted(case.needs & backend.unsupported_dtypes)
+    if lacking and not (lacking == ["float64"] and _runs_in_float32(case)):
+        return f"needs {', '.join(lacking)}, which backend {backend.name!r} does not support (unsupported_dtypes)"
+    if backend.flush_to_zero and case.subnormal_inputs:
+        return f"has subnormal inputs, which backend {backend.name!r} flushes to zero (flush_to_zero)"
+    return None
+
+
+def _runs_in_float32(case: Case) -> bool:
+    """Whether a gradient case needing float64 only for its data can run in float32 instead."""
+    return case.grad and case.raises is None and "float64" not in case.dtypes
+
+
+def in_float32(case: Case) -> Case:
+    """``case`` with its float64 inputs and expected values in float32, and float32 tolerances."""
+
+    def down(value: Any) -> Any:
+        if isinstance(value, np.ndarray) and value.dtype == np.float64:
+            return value.astype(np.float32)
+        if isinstance(value, list):
+            return [down(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(down(v) for v in value)
+        return value
+
+    return dataclasses.replace(
+        case,
+        inputs=down(case.inputs),
+        expected=down(case.expected),
+        rtol=max(case.rtol, FLOAT32_RTOL),
+        atol=max(case.atol, FLOAT32_ATOL),
+    )
+
+
+FLOAT32_RTOL = 1e-5  # a float64 case's values checked in float32 (a gradient case on a backend without float64)
+FLOAT32_ATOL = 1e-6
+
+
+def core_gradient_specs() -> dict[str, Any]:
+    """The core's own gradient of every kernel whose active gradient another distribution registered."""
+    from tensorplug._registry import LAYER_BUILTIN, gradient_registry
+
+    specs: dict[str, Any] = {}
+    for name, stack in gradient_registry.snapshot().items():
+        builtin = [entry.spec for entry in stack if entry.layer == LAYER_BUILTIN]
+        if builtin and stack[-1].spec is not builtin[-1]:
+            specs[str(name)] = builtin[-1]
+    return specs
+
+
+def overridden_gradients() -> dict[str, str]:
+    """Kernel name -> the distribution whose gradient is active instead of the core's (a gradient plugin's)."""
+    from tensorplug._registry import gradient_registry
+
+    result: dict[str, str] = {}
+    for name in sorted(core_gradient_specs()):
+        active = gradient_registry.get(name)
+        if active is not None:
+            result[name] = active.source
+    return result
+
+
+@contextlib.contextmanager
+def core_gradients() -> Iterator[None]:
+    """Inside the block (in this thread), kernels are differentiated with the core's gradients.
+
+    Installed gradient plugins may override some of the core's gradients on
+    purpose (tensorplug-grads-extra makes FloorDiv differentiable, say); the
+    conformance cases check a backend against the core's, so they run in
+    this scope. See :func:`overridden_gradients` for what it sets aside.
+    """
+    from tensorplug._overrides import gradient_overrides
+
+    specs = core_gradient_specs()
+    if not specs:
+        yield
+        return
+    with gradient_overrides(specs, source="tensorplug (conformance)"):
+        yield
+
+
+def run_case(case: Case, *, gradients: str = "core") -> None:
+    """Run one case on the active backend; raise AssertionError (naming the case) when it fails.
+
+    Raises :class:`NotApplicable` (a ``unittest.SkipTest``, which pytest
+    reports as a skip) when the case needs what the backend declares it
+    lacks; a gradient case needing float64 on a backend without it runs in
+    float32. ``gradients="core"`` (the default) differentiates with the
+    core's gradients, whatever gradient plugins are installed;
+    ``gradients="active"`` with the ones in effect.
+    """
+    import tensorplug as tp
+
+    if gradients not in ("core", "active"):
+        raise ValueError(f"run_case: gradients must be 'core' or 'active', got {gradients!r}")
+    backend = tp.backend()
+    reason = not_applicable(case, backend)
+    if reason is not None:
+        raise NotApplicable(f"{case.id}: {reason}")
+    if case.needs & backend.unsupported_dtypes:  # a gradient case needing only float64: run it in float32
+        case = in_float32(case)
+    scope = core_gradients() if gradients == "core" else contextlib.nullcontext()
+    with scope:
+        _run(case, backend)
+
+
+def _run(case: Case, backend: Backend) -> None:
     import tensorplug as tp
 
     args = [_to_tensors(v) for v in case.inputs]
@@ -104,17 +263,22 @@ def run_case(case: Case) -> None:
         if len(expected) != len(outputs):
             raise AssertionError(f"{case.id}: {len(outputs)} outputs, expected {len(expected)}")
         for i, (o, host, want) in enumerate(zip(outputs, hosts, expected, strict=True)):
-            _compare(case, i, o, host, np.asarray(want))
+            _compare(case, i, o, host, np.asarray(want), backend.flush_to_zero)
     if case.grad:
         tp.testing.check_grads(case.op, args, order=2)
 
 
-def _compare(case: Case, index: int, out: Any, host: np.ndarray, want: np.ndarray) -> None:
+def _compare(case: Case, index: int, out: Any, host: np.ndarray, want: np.ndarray, flush_to_zero: bool) -> None:
     where = f"{case.id} (output {index})"
     if out.dtype != want.dtype.name:
         raise AssertionError(f"{where}: dtype {out.dtype}, expected {want.dtype.name}")
     if tuple(out.shape) != want.shape:
         raise AssertionError(f"{where}: shape {tuple(out.shape)}, expected {want.shape}")
+    if flush_to_zero and _has_subnormal(want) and host.shape == want.shape:
+        # A flush-to-zero backend gives zero where a subnormal is expected: take that zero as the expected value.
+        tiny = np.finfo(want.dtype).tiny
+        flushed = (np.abs(want) < tiny) & (want != 0) & (host == 0)
+        want = np.where(flushed, host, want)
     if want.dtype.kind in "biu":
         np.testing.assert_array_equal(host, want, err_msg=where)
     else:

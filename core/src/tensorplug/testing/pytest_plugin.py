@@ -3,20 +3,27 @@
 The ``pytest11`` entry point names the tiny top-level module
 ``_tensorplug_pytest``, so that pytest's start-up in any project where
 tensorplug is installed imports nothing of tensorplug: that module only adds
-two options, and imports this one when they are used. Given
-``--tensorplug-backend NAME``, it adds one test item per conformance case
-(value checks, and the second-order gradient check of ``grad=True`` cases)
-run on that installed backend, whatever the directory and with no test file
-of yours, and ends the run with a coverage summary::
+two options and one hook, and imports this one when the options are used.
+Given ``--tensorplug-backend NAME``, it adds one test item per conformance
+case (value checks, and the second-order gradient check of ``grad=True``
+cases) run on that installed backend, whatever the directory and with no
+test file of yours, and ends the run with a coverage summary::
 
-    tensorplug conformance (numpy): 1322 passed, 0 failed, 0 missing kernels, 145 gradient checks
+    tensorplug conformance (numpy): 1333 passed, 0 failed, 0 missing kernels, 145 gradient checks
 
 A case whose kernel the backend does not register is skipped and reported
 as a missing kernel, as is a case that needs another kernel the backend
 lacks (a gradient check needs Cast, Sum and Multiply, say);
-``--tensorplug-strict`` turns those into failures. Select cases as usual,
-with ``-k`` (``-k "Add and not grad"``). ``-p no:tensorplug`` disables the
-plugin altogether.
+``--tensorplug-strict`` turns those into failures. A kernel the backend
+lacks but its declared fallback backend has is tested through the fallback
+and counted as such (as ``tp.coverage()`` lists it). A case needing a dtype
+the backend declares unsupported is not applicable (counted, not failed).
+Known gaps are declared by the ``pytest_tensorplug_known_gaps(config,
+backend)`` hook, in a conftest.py: they run as expected failures, counted
+as known gaps; a gap that no longer fails fails the run. Gradients
+overridden by installed gradient plugins are listed; the cases check the
+core's. Select cases as usual, with ``-k`` (``-k "Add and not grad"``).
+``-p no:tensorplug`` disables the plugin altogether.
 
 tensorplug itself is imported only when the option is used: the hooks that
 collect and summarise are registered by :func:`pytest_configure` then.
@@ -40,6 +47,9 @@ _KERNEL = "tensorplug_kernel"
 _MISSING = "tensorplug_missing_kernel"  # the case's own kernel is not registered
 _NEEDS = "tensorplug_needs_kernel"  # the case needs another kernel that is not registered
 _GRADIENT_CHECK = "tensorplug_gradient_check"
+_NOT_APPLICABLE = "tensorplug_not_applicable"  # the case needs what the backend declares it lacks
+_FALLBACK = "tensorplug_fallback"  # the case's kernel ran on the backend's fallback backend
+_GAP = "tensorplug_known_gap"  # the known-gap entry (kernel name or case id) the case falls under
 
 _NOT_REGISTERED = re.compile(r"kernel '([^']+)'")
 
@@ -70,8 +80,10 @@ class ConformanceRun:
     def __init__(self, backend: str, strict: bool) -> None:
         self.backend = backend
         self.strict = strict
-        self.outcomes: dict[str, str] = {}  # nodeid -> "passed" / "failed" / "skipped"
+        # nodeid -> "passed" / "failed" / "skipped" / "xfailed" / "xpassed" / "not applicable"
+        self.outcomes: dict[str, str] = {}
         self.properties: dict[str, list[tuple[str, object]]] = {}
+        self.gaps: dict[str, str] = {}  # kernel name or case id -> reason, from pytest_tensorplug_known_gaps
 
     @pytest.hookimpl(tryfirst=True)  # before -k / -m / --deselect, so they select among our items too
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
@@ -82,11 +94,42 @@ class ConformanceRun:
             backend=self.backend,
             strict=self.strict,
         )
+        self.gaps = self._known_gaps(session.config)
         collected = list(suite.collect())
+        for item in collected:
+            assert isinstance(item, ConformanceItem)
+            key = item.case.id if item.case.id in self.gaps else item.case.kernel
+            if key in self.gaps:
+                item.user_properties.append((_GAP, key))
+                item.add_marker(pytest.mark.xfail(reason=f"known gap: {self.gaps[key]}", strict=False))
         # Report the suite as collected, so that pytest's counts (collected, deselected) include its items.
         report = pytest.CollectReport(suite.nodeid, "passed", None, [*collected])
         session.ihook.pytest_collectreport(report=report)
         items.extend(collected)
+
+    def _known_gaps(self, config: pytest.Config) -> dict[str, str]:
+        """The gaps every ``pytest_tensorplug_known_gaps`` implementation declares; a usage error for unknown keys."""
+        import difflib
+
+        from tensorplug.testing import all_cases
+
+        gaps: dict[str, str] = {}
+        for declared in config.hook.pytest_tensorplug_known_gaps(config=config, backend=self.backend):
+            if not isinstance(declared, dict):
+                raise pytest.UsageError(
+                    f"pytest_tensorplug_known_gaps must return a dict of kernel name or case id -> reason, "
+                    f"got {type(declared).__name__}"
+                )
+            gaps.update({str(key): str(reason) for key, reason in declared.items()})
+        known = {c.kernel for c in all_cases()} | {c.id for c in all_cases()}
+        for key in gaps:
+            if key not in known:
+                close = difflib.get_close_matches(key, sorted(known), n=3, cutoff=0.6)
+                hint = f"; did you mean {', '.join(close)}?" if close else ""
+                raise pytest.UsageError(
+                    f"pytest_tensorplug_known_gaps: {key!r} is neither a kernel name nor a conformance case id{hint}"
+                )
+        return gaps
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item) -> Generator[None, pytest.TestReport, pytest.TestReport]:
@@ -102,8 +145,18 @@ class ConformanceRun:
             return
         # A case's outcome is its call's, or a setup's skip; any failing phase makes it failed.
         if (report.when == "call" or not report.passed) and self.outcomes.get(report.nodeid) != "failed":
-            self.outcomes[report.nodeid] = report.outcome
+            outcome: str = report.outcome
+            if hasattr(report, "wasxfail"):  # a known gap: an expected failure, or one that passed
+                outcome = "xfailed" if report.skipped else "xpassed"
+            elif report.skipped and any(key == _NOT_APPLICABLE for key, _ in report.user_properties):
+                outcome = "not applicable"
+            self.outcomes[report.nodeid] = outcome
         self.properties[report.nodeid] = list(report.user_properties)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.stale_gaps() and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.outcomes:  # --collect-only, or every case deselected
@@ -111,14 +164,26 @@ class ConformanceRun:
         for line in self.summary():
             terminalreporter.write_line(line)
 
+    def stale_gaps(self) -> list[str]:
+        """Known gaps whose cases ran and none failed: fixed, so the declaration should go."""
+        ran: dict[str, set[str]] = {}
+        for nodeid, outcome in self.outcomes.items():
+            for key, value in self.properties[nodeid]:
+                if key == _GAP:
+                    ran.setdefault(str(value), set()).add(outcome)
+        return sorted(gap for gap, outcomes in ran.items() if "xpassed" in outcomes and "xfailed" not in outcomes)
+
     def summary(self) -> list[str]:
         """The coverage summary: a headline of counts, then what is missing or failing, kernel by kernel."""
         from tensorplug import kernel_names
+        from tensorplug.testing import overridden_gradients
 
-        counts = {"passed": 0, "failed": 0, "skipped": 0}
+        counts = dict.fromkeys(("passed", "failed", "xfailed", "xpassed", "not applicable", "skipped"), 0)
         status: dict[str, set[str]] = {}  # kernel -> outcomes of its cases, with "missing" if it is not registered
         missing: set[str] = set()  # every missing kernel met: the kernels under test and those their cases need
         blocked: list[str] = []  # cases of a registered kernel that need a missing one: "Add-grad (needs Sum)"
+        fallback: dict[str, str] = {}  # kernel -> the backend it ran on, for kernels run through the fallback
+        needs: dict[str, int] = {}  # why cases were not applicable -> how many
         gradient_checks = 0
         for nodeid, outcome in self.outcomes.items():
             counts[outcome] += 1
@@ -136,25 +201,67 @@ class ConformanceRun:
                         blocked.append(f"{nodeid.rpartition('::')[2]} (needs {value})")
                 elif key == _GRADIENT_CHECK and outcome == "passed":
                     gradient_checks += 1
-        skipped = f"{counts['skipped']} skipped, " if counts["skipped"] else ""
+                elif key == _FALLBACK:
+                    fallback[kernel] = str(value)
+                elif key == _NOT_APPLICABLE:
+                    needs[str(value)] = needs.get(str(value), 0) + 1
+        extras = [
+            f"{_count(counts['xfailed'], 'known gap')} (xfail)" if counts["xfailed"] else "",
+            f"{_count(counts['xpassed'], 'known gap')} passing (xpass)" if counts["xpassed"] else "",
+            f"{counts['not applicable']} not applicable" if counts["not applicable"] else "",
+            f"{counts['skipped']} skipped" if counts["skipped"] else "",
+        ]
         lines = [
             f"tensorplug conformance ({self.backend}): {counts['passed']} passed, {counts['failed']} failed, "
-            f"{skipped}{_count(len(missing), 'missing kernel')}, {_count(gradient_checks, 'gradient check')}"
+            + "".join(f"{extra}, " for extra in extras if extra)
+            + f"{_count(len(missing), 'missing kernel')}, {_count(gradient_checks, 'gradient check')}"
         ]
         kernels = {k: s for k, s in status.items() if k in kernel_names.CATALOGUE}
         absent = sorted(k for k, s in kernels.items() if "missing" in s)
         failing = sorted(k for k, s in kernels.items() if "missing" not in s and "failed" in s)
-        passing = sorted(k for k, s in kernels.items() if "passed" in s and not s & {"missing", "failed"})
+        gaps = sorted(k for k, s in kernels.items() if "xfailed" in s and not s & {"missing", "failed"})
+        passing = sorted(
+            k for k, s in kernels.items() if s & {"passed", "xpassed"} and not s & {"missing", "failed", "xfailed"}
+        )
+        inapplicable = sorted(k for k, s in kernels.items() if s == {"not applicable"})
         untested = sorted(k for k, s in kernels.items() if s == {"skipped"})
         tally = f"  kernels: {len(passing)} passing, {len(failing)} failing, {len(absent)} missing"
-        lines.append(tally + (f", {len(untested)} untested (every case needs a missing kernel)" if untested else ""))
+        if gaps:
+            tally += f", {len(gaps)} with known gaps"
+        if inapplicable:
+            tally += f", {len(inapplicable)} not applicable"
+        if untested:
+            tally += f", {len(untested)} untested (every case needs a missing kernel)"
+        lines.append(tally)
         lines += _listing("failing kernels", failing)
         lines += _listing("missing kernels", sorted(missing))
         lines += _listing("untested kernels", untested)
         lines += _listing("cases of registered kernels that need a missing kernel", sorted(blocked))
+        lines += _listing("kernels with known gaps (expected failures)", gaps)
+        stale = self.stale_gaps()
+        lines += _listing("known gaps that no longer fail (remove them from pytest_tensorplug_known_gaps)", stale)
+        for target in sorted(set(fallback.values())):
+            through = sorted(k for k, t in fallback.items() if t == target)
+            good = sum(1 for k in through if k in passing)
+            lines += _listing(f"run through the fallback backend {target}, {good} of them passing", through)
+        for reason, n in sorted(needs.items()):
+            lines.append(f"  not applicable ({reason}): {_count(n, 'case')}")
+        if "float64" in _unsupported(self.backend) and gradient_checks:
+            lines.append("  (gradient checks run in float32: the backend declares float64 unsupported)")
+        overridden = overridden_gradients()
+        if overridden:
+            by = ", ".join(sorted(set(overridden.values())))
+            lines += _listing(f"gradients overridden by {by}, checked as the core's", sorted(overridden))
         if missing and not self.strict:
             lines.append("  (missing kernels are skipped, not failed; --tensorplug-strict fails them)")
         return lines
+
+
+def _unsupported(backend: str) -> frozenset[str]:
+    """The dtypes the backend declares it lacks."""
+    import tensorplug as tp
+
+    return tp.backend(backend).unsupported_dtypes
 
 
 def _count(n: int, noun: str) -> str:
@@ -198,17 +305,29 @@ class ConformanceItem(pytest.Item):
 
     def runtest(self) -> None:
         import dataclasses
+        import warnings
 
         import tensorplug as tp
         from tensorplug import kernel_names
-        from tensorplug.testing import run_case
+        from tensorplug._coverage import FALLBACK_PREFIX, _through_fallback
+        from tensorplug.testing import not_applicable, run_case
 
         case = self.case
         tp.set_backend(self.backend)
+        reason = not_applicable(case, tp.backend())
+        if reason is not None:
+            self.user_properties.append((_NOT_APPLICABLE, reason.partition(", which")[0]))  # "needs float64"
+            pytest.skip(f"not applicable: {reason}")
         if case.kernel in kernel_names.CATALOGUE and tp.get_kernel(case.kernel, self.backend) is None:
-            self._missing(_MISSING, case.kernel, f"kernel {case.kernel} not registered for backend {self.backend}")
+            through = _through_fallback(case.kernel, self.backend)
+            if through is None:
+                self._missing(_MISSING, case.kernel, f"kernel {case.kernel} not registered for backend {self.backend}")
+            else:
+                self.user_properties.append((_FALLBACK, through.removeprefix(FALLBACK_PREFIX)))
         try:
-            run_case(case)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", tp.FallbackWarning)  # the summary lists what ran on the fallback
+                run_case(case)
         except (tp.KernelNotFoundError, AssertionError) as exc:
             needed = _missing_kernel(exc)
             if needed is None:

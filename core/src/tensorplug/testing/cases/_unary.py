@@ -224,6 +224,12 @@ HAND = [
          name="near-zero"),
     Case(K.EXPM1, tp.expm1, (f64([1e-10, -1e-12]),), f64([1e-10 + 5e-21, -1e-12 + 5e-25]), rtol=1e-15, atol=0.0,
          name="near-zero"),
+    # subnormal inputs stay as they are (not applicable to a backend that declares flush_to_zero)
+    Case(K.NEG, tp.neg, (f32([-1e-40, 1e-45]),), -f32([-1e-40, 1e-45]), atol=0.0, name="subnormal"),
+    # e**-90 is 8.2e-40, subnormal in float32: kept (to 1e-5, a few units of its last place), or zero on a backend
+    # that declares flush_to_zero
+    Case(K.EXP, tp.exp, (f32([-90.0, 0.0]),), f32([math.exp(-90.0), 1.0]), rtol=1e-5, atol=0.0,
+         name="subnormal-result"),
     Case(K.LOG1P, tp.log1p, (f64([1e-10, -1e-12]),), f64([1e-10 - 5e-21, -1e-12 - 5e-25]), rtol=1e-15, atol=0.0,
          name="near-zero"),
     # -- leaky_relu: alpha * x below 0 ---------------------------------------------------------------------------

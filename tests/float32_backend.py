@@ -1,0 +1,93 @@
+"""A test backend without float64, as XLA with x64 off: numpy arrays, with float64 stored (and computed) as float32.
+
+It declares ``unsupported_dtypes = {"float64"}`` and borrows every kernel of the numpy backend, each wrapped so
+that a float64 result (a Cast to float64, a Fill of dtype float64, ...) is stored as float32, as such a device
+does. ``FlushToZeroBackend`` also flushes subnormal inputs and results to zero, and says so. Used by
+tests/unit/test_conformance.py and tests/unit/test_pytest_plugin.py (in a subprocess, through ``register``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import tensorplug as tp
+
+NAME = "float32only"
+FTZ_NAME = "flushing"
+
+
+def _narrow(raw: Any) -> Any:
+    """float64 storage as float32 (numpy scalars included)."""
+    array = np.asarray(raw)
+    return array.astype(np.float32) if array.dtype == np.float64 else raw
+
+
+def _flush(raw: Any) -> Any:
+    array = np.asarray(raw)
+    if array.dtype.kind != "f":
+        return raw
+    tiny = np.finfo(array.dtype).tiny
+    return np.where(np.abs(array) < tiny, np.copysign(np.zeros_like(array), array), array)  # keeps the sign
+
+
+class Float32Backend(tp.Backend):
+    """numpy storage without float64."""
+
+    name = NAME
+    unsupported_dtypes = frozenset({"float64"})
+
+    def from_host(self, array: np.ndarray) -> Any:
+        return _narrow(np.array(array, copy=True))
+
+    def to_host(self, raw: Any) -> np.ndarray:
+        return np.asarray(raw)
+
+    def dtype_of(self, raw: Any) -> str:
+        return str(np.asarray(raw).dtype.name)
+
+
+class FlushToZeroBackend(Float32Backend):
+    """As Float32Backend, and subnormal numbers read and written as zero (flush_to_zero)."""
+
+    name = FTZ_NAME
+    flush_to_zero = True
+
+    def from_host(self, array: np.ndarray) -> Any:
+        return _flush(super().from_host(array))
+
+
+def narrowing(fn: Callable[..., Any], flush: bool = False) -> Callable[..., Any]:
+    """A numpy kernel whose float64 results become float32 (and whose subnormals become zero, with ``flush``)."""
+
+    def kernel(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        if flush:
+            inputs = {k: [_flush(r) for r in v] if isinstance(v, list) else _flush(v) for k, v in inputs.items()}
+        out = fn(inputs, attrs, backend)
+        post = (lambda r: _flush(_narrow(r))) if flush else _narrow
+        if isinstance(out, tuple):
+            return tuple(post(o) for o in out)
+        return post(out)
+
+    return kernel
+
+
+def register(name: str = NAME, flush: bool = False, broken: dict[str, Callable[..., Any]] | None = None) -> None:
+    """Register the backend ``name`` with every numpy kernel, narrowed; ``broken`` replaces some kernels."""
+    from tensorplug._registry import resolve
+    from tensorplug_numpy.plugin import KERNELS
+
+    tp.register_backend(name, FlushToZeroBackend if flush else Float32Backend, priority=-5)
+    for kernel_name, target in KERNELS.items():
+        fn = resolve(f"tensorplug_numpy.{target}", kernel_name)
+        if broken and kernel_name in broken:
+            fn = broken[kernel_name]
+        tp.register_kernel(kernel_name, name, narrowing(fn, flush))
+
+
+def unregister(name: str = NAME) -> None:
+    for spec in tp.kernels_for_backend(name):
+        tp.unregister_kernel(spec.kernel_name, name)
+    tp.remove_backend(name)

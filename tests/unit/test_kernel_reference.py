@@ -1,0 +1,199 @@
+"""The kernel reference (tensorplug.kernel_reference) is complete, matches docs/kernels.md, and agrees with what
+the ops actually hand the kernels: every conformance case runs on numpy under a kernel observer, and each call's
+input names, dtypes, attr keys, attr types and canonical forms, output count and output dtypes are checked against
+the kernel's entry. Observed dtypes must also cover what each entry declares, so an entry can be neither narrower
+nor wider than what the ops send."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+import tensorplug as tp
+from tensorplug import kernel_names as K
+from tensorplug._observe import KernelCall, observing
+from tensorplug.kernel_reference import ATTR_TYPES, FAMILIES, FORMS, REFERENCE, check_call, entry_text, markdown
+from tensorplug.testing import all_cases, run_case
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "kernels.md"
+
+
+class _Calls:
+    synchronize = False
+
+    def __init__(self) -> None:
+        self.calls: list[KernelCall] = []
+
+    def kernel_ran(self, call: KernelCall) -> None:
+        self.calls.append(call)
+
+
+@pytest.fixture(scope="module")
+def observed() -> list[KernelCall]:
+    """Every kernel call of every conformance case (values and gradient checks) on numpy."""
+    tp.set_backend("numpy")
+    recorder = _Calls()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with observing(recorder):
+            for case in all_cases():
+                run_case(case)
+    return recorder.calls
+
+
+def test_every_catalogue_kernel_has_exactly_one_entry() -> None:
+    assert list(REFERENCE) == list(K.CATALOGUE)
+    assert len(REFERENCE) == len(set(K.CATALOGUE)) == 111
+    assert all(entry.name == name for name, entry in REFERENCE.items())
+    assert {e.family for e in REFERENCE.values()} <= set(FAMILIES)
+
+
+def test_docs_kernels_md_is_the_generated_page() -> None:
+    assert DOC.read_text() == markdown(), (
+        "docs/kernels.md is stale: run `tensorplug kernels --markdown > docs/kernels.md`"
+    )
+
+
+def test_every_entry_is_well_formed() -> None:
+    for entry in REFERENCE.values():
+        assert entry.gradient in ("yes", "zero", "none"), entry.name
+        assert entry.summary, entry.name
+        assert entry.dtypes, entry.name
+        assert entry.ops, entry.name
+        names = {i.name for i in entry.inputs}
+        assert set(entry.grad_inputs) <= names, entry.name
+        assert (entry.gradient == "none") == (not entry.grad_inputs), entry.name
+        for attr in entry.attrs:
+            assert attr.type in ATTR_TYPES, (entry.name, attr)
+            assert attr.form is None or attr.form in FORMS, (entry.name, attr)
+        if entry.outputs_per is not None:
+            assert entry.outputs_per in {a.name for a in entry.attrs}, entry.name
+
+
+def test_every_cited_case_exists() -> None:
+    ids = {c.id for c in all_cases()}
+    missing = [
+        f"{e.name}-{c}" for e in REFERENCE.values() for n in e.notes for c in n.cases if f"{e.name}-{c}" not in ids
+    ]
+    assert missing == []
+
+
+def test_the_public_ops_named_exist() -> None:
+    for entry in REFERENCE.values():
+        for text in entry.ops:
+            for part in text.split(","):
+                word = part.strip().split(" ")[0]
+                if word.startswith("tp."):
+                    assert hasattr(tp, word[3:]), (entry.name, word)
+
+
+def test_gradient_entries_agree_with_the_core_gradients() -> None:
+    for entry in REFERENCE.values():
+        core = [s for s in tp.gradient_stack(entry.name) if s.source == "tensorplug"]
+        assert len(core) == 1, entry.name
+        assert (core[0].grad is None) == (entry.gradient == "none"), entry.name
+
+
+@pytest.mark.parametrize("name", [e.name for e in REFERENCE.values() if e.gradient == "zero"])
+def test_zero_gradients_are_zero(name: str) -> None:
+    op = getattr(tp, REFERENCE[name].ops[0].split(" ")[0].removeprefix("tp."))  # tp.step, tp.zeros_like, ...
+    x = tp.tensor([-1.3, -0.2, 0.4, 2.0, 2.5], "float64")
+    gradient = tp.grad(lambda x: tp.sum(op(x) * x))(x)  # d/dx (op(x) * x) = op(x) when op's gradient is zero
+    assert gradient.tolist() == op(x).tolist(), name
+
+
+def test_every_kernel_call_of_the_conformance_cases_agrees_with_its_entry(observed: list[KernelCall]) -> None:
+    problems: list[str] = []
+    for call in observed:
+        if call.kernel not in REFERENCE:
+            continue  # a kernel a case registered for itself, outside the catalogue
+        backend = call.backend
+        for problem in check_call(call.kernel, call.inputs, call.attrs, call.outputs, backend.dtype_of,
+                                  backend.shape_of):  # fmt: skip
+            if problem not in problems:
+                problems.append(problem)
+    assert problems == []
+
+
+def test_every_kernel_is_observed_and_its_declared_dtypes_all_occur(observed: list[KernelCall]) -> None:
+    seen: dict[tuple[str, str], set[str]] = {}
+    for call in observed:
+        for name, value in call.inputs.items():
+            for raw in value if isinstance(value, list) else [value]:
+                seen.setdefault((call.kernel, name), set()).add(call.backend.dtype_of(raw))
+    kernels = {call.kernel for call in observed}
+    assert [k for k in K.CATALOGUE if k not in kernels] == []
+    unexercised = [
+        (e.name, i.name, sorted(set(i.dtypes) - seen.get((e.name, i.name), set())))
+        for e in REFERENCE.values()
+        for i in e.inputs
+        if set(i.dtypes) - seen.get((e.name, i.name), set())
+    ]
+    assert unexercised == []
+
+
+def test_check_call_reports_what_disagrees() -> None:
+    import numpy as np
+
+    backend = tp.backend("numpy")
+    x = np.zeros((2, 3), np.float32)
+    args = (backend.dtype_of, backend.shape_of)
+    assert check_call("Sum", {"x": x}, {"axis": (1,), "keep_dims": False}, [np.zeros(2, np.float32)], *args) == []
+    assert check_call("Sum", {"x": x}, {"axis": (1, 0), "keep_dims": False}, [np.zeros(())], *args) == [
+        "Sum: attr axis=(1, 0) is not a sorted tuple of distinct axes in [0, rank) (rank 2)"
+    ]
+    assert check_call("Sum", {"x": x}, {"axis": 1, "keepdims": False}, [np.zeros(2)], *args) == [
+        "Sum: attrs ['axis', 'keepdims'], the reference says ['axis', 'keep_dims']",
+        "Sum: attr axis=1 is not a tuple[int, ...]",
+    ]
+    assert check_call("Equal", {"a": x, "b": x}, {}, [x], *args) == [
+        "Equal: output 0 has dtype float32, the reference says bool (bool)"
+    ]
+    assert check_call("Unpack", {"value": x}, {"axis": 0, "num": 2}, [x[0]], *args) == [
+        "Unpack: 1 outputs, the reference says 2"
+    ]
+    assert check_call("Concat", {"tensors": x}, {"axis": 0}, [x], *args) == [
+        "Concat: input 'tensors' is one tensor, the reference says a list"
+    ]
+
+
+def test_an_entry_reads_well() -> None:
+    text = entry_text("FloorDiv")
+    assert text.startswith("### FloorDiv\n")
+    assert "integer division by zero gives 0" in text
+    assert "- gradient: none (declared not differentiable)" in text
+    assert "FloorDiv-int-by-zero" in text
+    with pytest.raises(KeyError, match="did you mean FloorDiv"):
+        entry_text("Floordiv")
+
+
+def test_the_module_and_the_cli_print_the_page(tmp_path: Path) -> None:
+    module = subprocess.run(
+        [sys.executable, "-m", "tensorplug.kernel_reference"], capture_output=True, text=True, check=True
+    )
+    assert module.stdout == markdown()
+    cli = subprocess.run(
+        [sys.executable, "-m", "tensorplug", "kernels", "--markdown"], capture_output=True, text=True, check=True
+    )
+    assert cli.stdout == markdown()
+    one = subprocess.run(
+        [sys.executable, "-m", "tensorplug", "kernels", "GatherV2"], capture_output=True, text=True, check=True
+    )
+    assert one.stdout.startswith("### GatherV2")
+    assert "raises an error in the kernel" in one.stdout
+    bad = subprocess.run([sys.executable, "-m", "tensorplug", "kernels", "Gather"], capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert "no kernel 'Gather' in the kernel reference" in bad.stderr
+
+
+def test_the_cli_lists_every_kernel_with_its_inputs_and_attrs() -> None:
+    done = subprocess.run([sys.executable, "-m", "tensorplug", "kernels"], capture_output=True, text=True, check=True)
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(K.CATALOGUE) + 1
+    assert lines[0].split()[:5] == ["Abs", "unary", "inputs:", "x", "attrs:"]
+    assert next(line for line in lines if line.startswith("Concat ")).split()[3] == "tensors[]"  # a list input
