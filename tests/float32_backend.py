@@ -77,11 +77,12 @@ def narrowing(fn: Callable[..., Any], flush: bool = False) -> Callable[..., Any]
 def register(name: str = NAME, flush: bool = False, broken: dict[str, Callable[..., Any]] | None = None) -> None:
     """Register the backend ``name`` with every numpy kernel, narrowed; ``broken`` replaces some kernels."""
     from tensorplug._registry import resolve
-    from tensorplug_numpy.plugin import KERNELS
+    from tensorplug.kernel_factories import catalogue_kernels
 
     tp.register_backend(name, FlushToZeroBackend if flush else Float32Backend, priority=-5)
-    for kernel_name, target in KERNELS.items():
-        fn = resolve(f"tensorplug_numpy.{target}", kernel_name)
+    for spec in catalogue_kernels(name, "tensorplug_numpy"):
+        kernel_name = spec.kernel_name
+        fn = resolve(spec.kernel, kernel_name)
         if broken and kernel_name in broken:
             fn = broken[kernel_name]
         tp.register_kernel(kernel_name, name, narrowing(fn, flush))
