@@ -518,7 +518,7 @@ def _wrap_several(
     if tape is not None:
         overrides = state.overrides
         grad = None if overrides is None else overrides.get(name)
-        tape.records.append(new_record(Record, (name, dict(inputs), attrs, tuple(outputs), grad)))
+        tape.records.append(new_record(Record, (name, dict(inputs), attrs, list(outputs), grad)))
     return outputs
 
 
