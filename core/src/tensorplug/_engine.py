@@ -40,7 +40,7 @@ from tensorplug._registry import (
     resolve,
 )
 from tensorplug._state import Record, new_record, state
-from tensorplug._tensor import Tensor, describe
+from tensorplug._tensor import Tensor, describe, moved_storage
 
 _NO_ATTRS: dict[str, Any] = {}
 _new = object.__new__
@@ -341,7 +341,7 @@ class Engine:
         """Move ``t``'s storage to ``target`` in place (as TensorFlow.js does on a backend switch)."""
         if t.is_disposed:
             t._data.shape  # raises the "was disposed" error  # noqa: B018
-        t._data = target.move_from(t._data, t._backend)
+        t._data = moved_storage(t, target, "moving a tensor to the active backend")
         t._backend = target
 
 
