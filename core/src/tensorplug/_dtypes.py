@@ -101,9 +101,10 @@ def host_array(data: object, dtype: str | None) -> np.ndarray:
     from tensorplug._errors import DTypeError
 
     if dtype is not None:
-        numpy_ints = isinstance(data, NUMPY_DATA) and data.dtype.kind in "iu"
-        if numpy_ints and dtype in INT_DTYPES and not np.can_cast(data.dtype, dtype):  # type: ignore[union-attr]
-            _check_integer_range(np.asarray(data), dtype)
+        if dtype in INT_DTYPES and isinstance(data, NUMPY_DATA):
+            source = np.asarray(data)
+            if source.dtype.kind in "iu" and not np.can_cast(source.dtype, dtype):
+                _check_integer_range(source, dtype)
         try:
             return np.array(data, dtype=dtype)
         except OverflowError:

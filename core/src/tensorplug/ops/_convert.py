@@ -279,7 +279,7 @@ def _check_producer_dtype(op: str, producer: Any, backend: Any) -> None:
     unsupported = backend.unsupported_dtypes
     if unsupported:
         given = _producer_dtype(producer)
-        if given in unsupported:
+        if given is not None and given in unsupported:
             raise unsupported_dtype_error(op, backend, given, tuple(getattr(producer, "shape", ())))
 
 
