@@ -7,7 +7,9 @@ for every kernel that touched a watched tensor and marks its outputs as
 watched. The backward pass prunes the records to the path from the inputs
 to the output, then walks it in reverse, calling each kernel's gradient.
 Gradients are written with ops, so while an outer scope is still recording,
-the backward pass is recorded too.
+the backward pass is recorded too, and each gradient it gives is recorded as
+depending on the output it is the gradient of: a constant gradient (that of
+a linear function) then has zeros as its own gradient, not an error.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from tensorplug._dtypes import FLOAT_DTYPES, is_floating
 from tensorplug._errors import GradientError, InvalidArgumentError
 from tensorplug._observe import everywhere
 from tensorplug._registry import GradientSpec, gradient_registry, resolve
-from tensorplug._state import Record, Tape, no_grad, state
+from tensorplug._state import Record, Tape, new_record, no_grad, state
 from tensorplug._tensor import Tensor, Variable, describe, live_variables
 from tensorplug.ops import add, ones_like, zeros_like
 
@@ -233,31 +235,38 @@ def _seed(y: Any, dy: Any, fname: str) -> tuple[Tensor, Tensor]:
     if not is_floating(y.dtype):
         raise GradientError(f"{fname}: f returned {describe(y)}; only float outputs can be differentiated")
     if dy is None:
-        with no_grad():
-            seed = ones_like(y)
-    else:
-        if not isinstance(dy, Tensor):
-            from tensorplug.ops import tensor
+        with no_grad():  # the seed is a constant: recording it would only send zeros back
+            return y, ones_like(y)
+    if not isinstance(dy, Tensor):
+        from tensorplug.ops import tensor
 
-            dy = tensor(dy, y.dtype)
-        if dy.shape != y.shape:
-            raise GradientError(
-                f"{fname}: dy is {describe(dy)} but f's output is {describe(y)}; their shapes must match"
-            )
-        seed = dy
-    tape = state.tape  # an outer gradient scope, when this one is nested (higher order)
-    if tape is not None and tape.is_watching(y) and not tape.is_watching(seed):
-        seed = _alias(seed, tape.token)
-        tape.records.append(Record(_SEED, {"y": y}, {}, (seed,), _SEED_GRADIENT))
-    return y, seed
+        dy = tensor(dy, y.dtype)
+    if dy.shape != y.shape:
+        raise GradientError(f"{fname}: dy is {describe(dy)} but f's output is {describe(y)}; their shapes must match")
+    return y, dy
 
 
-_SEED = "GradientSeed"
-_SEED_GRADIENT = GradientSpec(_SEED, lambda dy, saved, attrs: (None,), source="tensorplug")
-"""A nested gradient's seed (``dy``) is a constant, recorded on the outer tape as made from ``y``
-with no gradient: the inner gradient then depends on what ``y`` depends on, so the outer scope
-gives zeros, not an "unconnected" error, where that gradient is constant (the Hessian of a linear f).
-"""
+_NO_ATTRS: dict[str, Any] = {}
+_GRADIENT_OF = "GradientOf"
+_GRADIENT_OF_SPEC = GradientSpec(_GRADIENT_OF, lambda dy, saved, attrs: (None, dy), source="tensorplug")
+"""A gradient computed while an outer scope records is linked to the ``y`` it is the gradient of,
+with no gradient flowing to ``y`` (it passes to the gradient as it was computed). Its value depends
+on what ``y`` depends on, even where no recorded kernel says so (a constant gradient: the Hessian
+of a linear f), so the outer scope gives zeros there, not an "unconnected" error."""
+
+
+def _link(tape: Tape, y: Tensor, g: Tensor) -> Tensor:
+    """``g`` as recorded on ``tape`` as the gradient of ``y`` (see _GRADIENT_OF_SPEC)."""
+    linked = _alias(g, tape.token)
+    tape.records.append(new_record(Record, (_GRADIENT_OF, {"y": y, "g": g}, _NO_ATTRS, (linked,), _GRADIENT_OF_SPEC)))
+    return linked
+
+
+def _check_choice(fname: str, unconnected_gradients: str) -> None:
+    if unconnected_gradients not in ("raise", "zero"):
+        raise InvalidArgumentError(
+            f"{fname}: unconnected_gradients={unconnected_gradients!r}; use 'raise' (the default) or 'zero'"
+        )
 
 
 def _depends_on(records: list[Record], x: Tensor, y: Tensor) -> bool:
@@ -290,15 +299,11 @@ def _gradients(
     fname: str,
     allow_unconnected: bool = False,
     unconnected_gradients: str = "raise",
-    names: Sequence[str] | None = None,
+    names: Sequence[str] | None = None,  # of variables, for messages
 ) -> tuple[Tensor, list[Tensor | None]]:
     """``y = f(*xs)`` and its gradients. Where ``y`` depends on ``xs[i]`` but no gradient flows back
     (a constant gradient), entry ``i`` is zeros; where it does not depend on it at all, entry ``i``
     is zeros with ``unconnected_gradients="zero"``, None with ``allow_unconnected``, else an error."""
-    if unconnected_gradients not in ("raise", "zero"):
-        raise InvalidArgumentError(
-            f"{fname}: unconnected_gradients={unconnected_gradients!r}; use 'raise' (the default) or 'zero'"
-        )
     scope = _Scope(xs)
     with scope:
         y = f(*xs)
@@ -314,11 +319,14 @@ def _gradients(
         elif not allow_unconnected:
             raise GradientError(
                 f"{fname}: cannot compute the gradient of y=f(x) with respect to "
-                f"{f'argument {i}' if names is None else names[i]} "
+                f"{f'argument {i}' if names is None else f'variable {names[i]!r}'} "
                 f"({describe(x)}): no recorded kernel connects it to y, so y does not depend on it. Make sure "
                 "f computes y from its arguments with tensorplug ops (not through numpy or Python floats), "
                 "or pass unconnected_gradients='zero' to get zeros for it."
             )
+    tape = state.tape  # an outer scope, when this one is nested (higher order)
+    if tape is not None and tape.is_watching(y):
+        result = [None if g is None else _link(tape, y, g) for g in result]
     return y, result
 
 
@@ -343,6 +351,8 @@ def grad(
     0.0
     """
 
+    _check_choice("grad", unconnected_gradients)
+
     @functools.wraps(f)
     def df(x: Tensor, dy: Any = None) -> Tensor:
         _, (g,) = _gradients(f, _check_xs([x], "grad"), dy, "grad", unconnected_gradients=unconnected_gradients)
@@ -365,6 +375,8 @@ def grads(
     [5.0, 2.0]
     """
 
+    _check_choice("grads", unconnected_gradients)
+
     @functools.wraps(f)
     def df(args: Sequence[Tensor], dy: Any = None) -> list[Tensor]:
         _, result = _gradients(
@@ -380,6 +392,8 @@ def value_and_grad(
 ) -> Callable[..., tuple[Tensor, Tensor]]:
     """Like :func:`grad`, but the returned function gives ``(f(x), df/dx)``."""
 
+    _check_choice("value_and_grad", unconnected_gradients)
+
     @functools.wraps(f)
     def df(x: Tensor, dy: Any = None) -> tuple[Tensor, Tensor]:
         xs = _check_xs([x], "value_and_grad")
@@ -394,6 +408,8 @@ def value_and_grads(
     f: Callable[..., Tensor], *, unconnected_gradients: UnconnectedGradients = "raise"
 ) -> Callable[..., tuple[Tensor, list[Tensor]]]:
     """Like :func:`grads`, but the returned function gives ``(f(*args), [gradients])``."""
+
+    _check_choice("value_and_grads", unconnected_gradients)
 
     @functools.wraps(f)
     def df(args: Sequence[Tensor], dy: Any = None) -> tuple[Tensor, list[Tensor]]:
@@ -454,7 +470,7 @@ def variable_grads(
         "variable_grads",
         omit,
         "raise" if omit else unconnected_gradients,
-        [f"variable {n!r}" for n in names],
+        names,
     )
     if y.size != 1:
         raise GradientError(f"variable_grads: f must return a scalar, got {describe(y)}")
