@@ -152,6 +152,8 @@ def test_torch_takes_read_only_numpy_storage_through_dlpack() -> None:
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_numpy_from_dlpack_of_a_tensor_is_read_only_on_both_backends(backend: str, dtype: str) -> None:
+    if backend == "torch" and torch.cuda.is_available():
+        pytest.skip("numpy reads host memory; the torch backend is on the GPU here")
     tp.set_backend(backend)
     t = tp.tensor(_values(dtype))
     view = np.from_dlpack(t)
