@@ -205,3 +205,18 @@ def test_arrays_of_either_byte_order_are_stored_native(dtype: str) -> None:
     assert t.raw.dtype.isnative
     assert t.tolist() == array.tolist()
     assert (t + t).tolist() == (array + array).tolist()
+
+
+class RefusingBackend(LossyBackend):
+    def from_host(self, array: np.ndarray) -> Any:
+        raise ValueError("given numpy array has byte order different from the native byte order")
+
+
+def test_a_backend_failing_to_store_host_data_is_named() -> None:
+    tp.register_backend("refusing", RefusingBackend)
+    tp.set_backend("refusing")
+    with pytest.raises(
+        tp.BackendError, match=r"backend 'refusing' \(device 'cpu'\) failed to store float32\[2\]"
+    ) as info:
+        tp.tensor([1.0, 2.0])
+    assert isinstance(info.value.__cause__, ValueError)
