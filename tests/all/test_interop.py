@@ -149,6 +149,27 @@ def test_torch_takes_read_only_numpy_storage_through_dlpack() -> None:
     assert exported.data_ptr() == _address(t)
 
 
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_numpy_from_dlpack_of_a_tensor_is_read_only_on_both_backends(backend: str, dtype: str) -> None:
+    if backend == "torch" and torch.cuda.is_available():
+        pytest.skip("numpy reads host memory; the torch backend is on the GPU here")
+    tp.set_backend(backend)
+    t = tp.tensor(_values(dtype))
+    view = np.from_dlpack(t)
+    assert view.ctypes.data == _address(t)
+    assert not view.flags.writeable
+    assert torch.from_dlpack(t).data_ptr() == _address(t)  # torch has no read-only tensors: README's escape hatch
+
+
+@pytest.mark.parametrize("dtype", [">f8", ">f4", ">i8", ">i4"])
+def test_the_torch_backend_takes_big_endian_arrays(on_torch: None, dtype: str) -> None:
+    array = np.array([1.5, -2.0], dtype=dtype) if "f" in dtype else np.array([7, -3], dtype=dtype)
+    t = tp.tensor(array)
+    assert (t.backend, t.dtype) == ("torch", np.dtype(dtype).newbyteorder("=").name)
+    assert (t * 2).tolist() == (array * 2).tolist()
+
+
 def test_tensor_and_from_dlpack_take_tensors_that_require_grad() -> None:
     weight = torch.tensor([1.0, 2.0], requires_grad=True)
     assert tp.tensor(weight).tolist() == [1.0, 2.0]

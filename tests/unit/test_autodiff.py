@@ -284,3 +284,107 @@ def test_tapes_are_per_thread() -> None:
         t.join()
     assert not errors
     assert results == {i: 50 * 3.0 * (i + 1) ** 2 for i in range(4)}
+
+
+# -- kernels that return a list of one output (issue 15, item 1) ---------------------------
+
+
+def test_multi_output_kernels_giving_one_output_are_differentiable() -> None:
+    x = tp.tensor([1.0, 2.0])
+    assert tp.grad(lambda v: tp.sum(tp.split(v, 1)[0] * 3.0))(x).tolist() == [3.0, 3.0]  # SplitV
+    row = tp.tensor([[1.0, 2.0]])
+    assert tp.grad(lambda v: tp.sum(tp.unstack(v)[0] * 3.0))(row).tolist() == [[3.0, 3.0]]  # Unpack
+    values = tp.tensor([[5.0], [7.0]])
+    assert tp.grad(lambda v: tp.sum(tp.top_k(v, 1)[0] * 3.0))(values).tolist() == [[3.0], [3.0]]  # TopK
+
+
+@pytest.mark.parametrize("join", [tp.concat, tp.stack])
+def test_second_order_through_a_join_of_one_tensor(join: Any) -> None:
+    # The gradient of concat([u]) is a split into one piece, of stack([u]) an unstack of one:
+    # differentiating those again is the second order. d2/du2 sum(join(u)**3) = 6u.
+    def first(v: tp.Tensor) -> tp.Tensor:
+        return tp.grad(lambda w: tp.sum(join([w]) ** 3))(v)
+
+    assert tp.grad(lambda v: tp.sum(first(v)))(tp.tensor([1.0, 2.0])).tolist() == [6.0, 12.0]
+
+
+def test_a_runtime_kernel_returning_a_list_of_one_gets_a_list_of_dy() -> None:
+    seen: list[Any] = []
+
+    @tp.register_kernel("DoubledPieces", "numpy")
+    def doubled_pieces(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        return [inputs["x"] * 2.0]
+
+    @tp.register_gradient("DoubledPieces")
+    def doubled_pieces_grad(dy: Any, saved: tuple[Any, ...], attrs: dict[str, Any]) -> Any:
+        seen.append(dy)
+        return (dy[0] * 2.0,)
+
+    try:
+
+        def f(v: tp.Tensor) -> tp.Tensor:
+            (piece,) = tp.run_kernel("DoubledPieces", {"x": v})
+            return tp.sum(piece)
+
+        assert tp.grad(f)(tp.tensor([1.0])).tolist() == [2.0]
+        assert isinstance(seen[0], list)
+        assert len(seen[0]) == 1
+    finally:
+        tp.unregister_gradient("DoubledPieces")
+        tp.unregister_kernel("DoubledPieces", "numpy")
+
+
+def test_custom_grad_returning_a_list_of_one_gets_a_list_of_dy() -> None:
+    @tp.custom_grad
+    def pieces(x: tp.Tensor) -> tuple[list[tp.Tensor], Any]:
+        return [tp.identity(x)], lambda dys: dys[0] * 5.0
+
+    assert tp.grad(lambda v: tp.sum(pieces(v)[0]))(tp.tensor([1.0, 2.0])).tolist() == [5.0, 5.0]
+
+
+# -- constant gradients and unconnected_gradients (issue 15, item 4) ---------------------------
+
+
+def test_higher_order_gradients_of_linear_functions_are_zero() -> None:
+    x = tp.tensor([1.0, 2.0])
+    c = tp.tensor([3.0, -4.0])
+    assert tp.grad(tp.grad(tp.neg))(tp.tensor(1.0)).item() == 0.0
+    assert tp.grad(lambda v: tp.sum(tp.grad(lambda w: tp.sum(w * c))(v)))(x).tolist() == [0.0, 0.0]
+    assert tp.grad(tp.grad(tp.grad(lambda v: v * v)))(tp.tensor(3.0)).item() == 0.0  # third order of a quadratic
+    assert tp.grad(tp.grad(tp.grad(tp.neg)))(tp.tensor(1.0)).item() == 0.0
+    ga, gb = tp.grads(lambda a, b: tp.grad(lambda w: w * b)(a))([tp.tensor(2.0), tp.tensor(5.0)])
+    assert (ga.item(), gb.item()) == (0.0, 1.0)  # d/da of b is 0, d/db of b is 1
+
+
+def test_variable_grads_of_a_constant_gradient_is_zero() -> None:
+    w = tp.variable([1.0, 2.0], name="cg_w")
+    value, grads = tp.variable_grads(lambda: tp.sum(tp.grad(lambda v: tp.sum(v * 3.0))(w)), [w])
+    assert value.item() == 6.0
+    assert grads["cg_w"].tolist() == [0.0, 0.0]
+
+
+def test_unconnected_gradients_choice() -> None:
+    x, other = tp.tensor([1.0, 2.0]), tp.tensor(3.0)
+    with pytest.raises(tp.GradientError, match="unconnected_gradients='zero'"):
+        tp.grad(lambda v: tp.sum(other * 2.0))(x)
+    assert tp.grad(lambda v: tp.sum(other * 2.0), unconnected_gradients="zero")(x).tolist() == [0.0, 0.0]
+    ga, gb = tp.grads(lambda a, b: a * 2.0, unconnected_gradients="zero")([other, x])
+    assert (ga.item(), gb.tolist()) == (2.0, [0.0, 0.0])
+    value, g = tp.value_and_grad(lambda v: other * 2.0, unconnected_gradients="zero")(x)
+    assert (value.item(), g.tolist()) == (6.0, [0.0, 0.0])
+    value, (g,) = tp.value_and_grads(lambda v: other * 2.0, unconnected_gradients="zero")([x])
+    assert g.tolist() == [0.0, 0.0]
+    with pytest.raises(tp.InvalidArgumentError, match=r"use 'raise' \(the default\) or 'zero'"):
+        tp.grad(tp.neg, unconnected_gradients="zeros")(x)  # type: ignore[arg-type]
+
+
+def test_variable_grads_unconnected_gradients_choice() -> None:
+    w = tp.variable([1.0, 2.0], name="ug_w")
+    unused = tp.variable(1.0, name="ug_unused")
+    assert set(tp.variable_grads(lambda: tp.sum(w), [w, unused]).grads) == {"ug_w"}  # "omit", the default
+    grads = tp.variable_grads(lambda: tp.sum(w), [w, unused], unconnected_gradients="zero").grads
+    assert grads["ug_unused"].item() == 0.0
+    with pytest.raises(tp.GradientError, match="variable 'ug_unused'"):
+        tp.variable_grads(lambda: tp.sum(w), [w, unused], unconnected_gradients="raise")
+    with pytest.raises(tp.InvalidArgumentError, match="'omit'"):
+        tp.variable_grads(lambda: tp.sum(w), [w], unconnected_gradients="none")  # type: ignore[arg-type]

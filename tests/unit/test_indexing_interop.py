@@ -400,6 +400,18 @@ def test_asarray_is_a_read_only_view() -> None:
     assert np.asarray(t, copy=False).base is not None
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "bool"])
+def test_numpy_from_dlpack_is_a_read_only_view(dtype: str) -> None:
+    t = tp.tensor(np.arange(3).astype(dtype))
+    view = np.from_dlpack(t)
+    assert np.shares_memory(view, t.numpy())
+    assert not view.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        view[0] = 1
+    assert np.from_dlpack(t, copy=True).flags.writeable  # a copy is the caller's own
+    assert type(t.__dlpack__()).__name__ == "PyCapsule"  # consumers older than DLPack 1.0 still get the memory
+
+
 def test_array_copies_when_asked_and_converts_dtypes() -> None:
     t = tp.tensor([1.0, 2.0])
     a = np.array(t)

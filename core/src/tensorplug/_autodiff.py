@@ -7,20 +7,22 @@ for every kernel that touched a watched tensor and marks its outputs as
 watched. The backward pass prunes the records to the path from the inputs
 to the output, then walks it in reverse, calling each kernel's gradient.
 Gradients are written with ops, so while an outer scope is still recording,
-the backward pass is recorded too.
+the backward pass is recorded too, and each gradient it gives is recorded as
+depending on the output it is the gradient of: a constant gradient (that of
+a linear function) then has zeros as its own gradient, not an error.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from tensorplug._dtypes import FLOAT_DTYPES, is_floating
-from tensorplug._errors import GradientError
+from tensorplug._errors import GradientError, InvalidArgumentError
 from tensorplug._observe import everywhere
 from tensorplug._registry import GradientSpec, gradient_registry, resolve
-from tensorplug._state import Record, Tape, no_grad, state
+from tensorplug._state import Record, Tape, new_record, no_grad, state
 from tensorplug._tensor import Tensor, Variable, describe, live_variables
 from tensorplug.ops import add, ones_like, zeros_like
 
@@ -167,7 +169,7 @@ def _backprop(records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: Tensor
     try:
         for record in path:
             outputs = record.outputs
-            if len(outputs) == 1:
+            if type(outputs) is tuple:  # a single-output kernel; one that returns a list records a list
                 upstream: Any = grads.get(id(outputs[0]))
                 if upstream is None:
                     continue
@@ -244,6 +246,34 @@ def _seed(y: Any, dy: Any, fname: str) -> tuple[Tensor, Tensor]:
     return y, dy
 
 
+_NO_ATTRS: dict[str, Any] = {}
+_GRADIENT_OF = "GradientOf"
+_GRADIENT_OF_SPEC = GradientSpec(_GRADIENT_OF, lambda dy, saved, attrs: (None, dy), source="tensorplug")
+"""A gradient computed while an outer scope records is linked to the ``y`` it is the gradient of,
+with no gradient flowing to ``y`` (it passes to the gradient as it was computed). Its value depends
+on what ``y`` depends on, even where no recorded kernel says so (a constant gradient: the Hessian
+of a linear f), so the outer scope gives zeros there, not an "unconnected" error."""
+
+
+def _link(tape: Tape, y: Tensor, g: Tensor) -> Tensor:
+    """``g`` as recorded on ``tape`` as the gradient of ``y`` (see _GRADIENT_OF_SPEC)."""
+    linked = _alias(g, tape.token)
+    tape.records.append(new_record(Record, (_GRADIENT_OF, {"y": y, "g": g}, _NO_ATTRS, (linked,), _GRADIENT_OF_SPEC)))
+    return linked
+
+
+def _check_choice(fname: str, unconnected_gradients: str) -> None:
+    if unconnected_gradients not in ("raise", "zero"):
+        raise InvalidArgumentError(
+            f"{fname}: unconnected_gradients={unconnected_gradients!r}; use 'raise' (the default) or 'zero'"
+        )
+
+
+def _depends_on(records: list[Record], x: Tensor, y: Tensor) -> bool:
+    """Whether the records compute ``y`` from ``x`` (whatever gradient flows back along the way)."""
+    return id(y) in _path(records, [x], y)[1]
+
+
 def _check_xs(xs: Sequence[Any], fname: str) -> list[Tensor]:
     checked = []
     for i, x in enumerate(xs):
@@ -255,84 +285,136 @@ def _check_xs(xs: Sequence[Any], fname: str) -> list[Tensor]:
     return checked
 
 
+UnconnectedGradients = Literal["raise", "zero"]
+"""What a gradient function gives for an argument that ``y`` does not depend on at all:
+"raise" (a GradientError) or "zero" (zeros of the argument's shape), as TensorFlow's
+``unconnected_gradients``. Where ``y`` depends on ``x`` but the gradient is constant (the
+second derivative of a linear function), the gradient is zero whatever the choice."""
+
+
 def _gradients(
-    f: Callable[..., Any], xs: Sequence[Tensor], dy: Any, fname: str, allow_unconnected: bool = False
+    f: Callable[..., Any],
+    xs: Sequence[Tensor],
+    dy: Any,
+    fname: str,
+    allow_unconnected: bool = False,
+    unconnected_gradients: str = "raise",
+    names: Sequence[str] | None = None,  # of variables, for messages
 ) -> tuple[Tensor, list[Tensor | None]]:
+    """``y = f(*xs)`` and its gradients. Where ``y`` depends on ``xs[i]`` but no gradient flows back
+    (a constant gradient), entry ``i`` is zeros; where it does not depend on it at all, entry ``i``
+    is zeros with ``unconnected_gradients="zero"``, None with ``allow_unconnected``, else an error."""
     scope = _Scope(xs)
     with scope:
         y = f(*xs)
     y, seed = _seed(y, dy, fname)
-    result = _backprop(scope.tape.records, xs, y, seed)
-    if not allow_unconnected:
-        for i, g in enumerate(result):
-            if g is None:
-                raise GradientError(
-                    f"{fname}: cannot compute the gradient of y=f(x) with respect to argument {i} "
-                    f"({describe(xs[i])}): no recorded kernel connects it to y. Make sure f computes y from "
-                    "its arguments with tensorplug ops (not through numpy or Python floats)."
-                )
+    records = scope.tape.records
+    result = _backprop(records, xs, y, seed)
+    for i, g in enumerate(result):
+        if g is not None:
+            continue
+        x = xs[i]
+        if unconnected_gradients == "zero" or _depends_on(records, x, y):
+            result[i] = zeros_like(x)  # recorded when an outer scope watches x: higher orders get zeros too
+        elif not allow_unconnected:
+            raise GradientError(
+                f"{fname}: cannot compute the gradient of y=f(x) with respect to "
+                f"{f'argument {i}' if names is None else f'variable {names[i]!r}'} "
+                f"({describe(x)}): no recorded kernel connects it to y, so y does not depend on it. Make sure "
+                "f computes y from its arguments with tensorplug ops (not through numpy or Python floats), "
+                "or pass unconnected_gradients='zero' to get zeros for it."
+            )
+    tape = state.tape  # an outer scope, when this one is nested (higher order)
+    if tape is not None and tape.is_watching(y):
+        result = [None if g is None else _link(tape, y, g) for g in result]
     return y, result
 
 
 # -- public API ---------------------------------------------------------------
 
 
-def grad(f: Callable[[Tensor], Tensor]) -> Callable[..., Tensor]:
+def grad(
+    f: Callable[[Tensor], Tensor], *, unconnected_gradients: UnconnectedGradients = "raise"
+) -> Callable[..., Tensor]:
     """Return a function computing df/dx for a function of one tensor, as ``tf.grad``.
 
     The returned function takes ``(x, dy=None)``; ``dy`` weights the output
-    (ones by default), so the result is the vector-Jacobian product.
+    (ones by default), so the result is the vector-Jacobian product. Where f's
+    output does not depend on x at all, it raises a GradientError, or gives
+    zeros with ``unconnected_gradients="zero"``; a constant gradient (the
+    second derivative of a linear f) is zeros either way.
 
     >>> import tensorplug as tp
     >>> tp.grad(lambda x: x * x)(tp.tensor(3.0)).item()
     6.0
+    >>> tp.grad(tp.grad(lambda x: x * 3.0))(tp.tensor(1.0)).item()
+    0.0
     """
+
+    _check_choice("grad", unconnected_gradients)
 
     @functools.wraps(f)
     def df(x: Tensor, dy: Any = None) -> Tensor:
-        _, (g,) = _gradients(f, _check_xs([x], "grad"), dy, "grad")
+        _, (g,) = _gradients(f, _check_xs([x], "grad"), dy, "grad", unconnected_gradients=unconnected_gradients)
         assert g is not None
         return g
 
     return df
 
 
-def grads(f: Callable[..., Tensor]) -> Callable[..., list[Tensor]]:
+def grads(
+    f: Callable[..., Tensor], *, unconnected_gradients: UnconnectedGradients = "raise"
+) -> Callable[..., list[Tensor]]:
     """Return a function computing the gradients of f with respect to each of its arguments.
 
     The returned function takes ``(args, dy=None)`` with ``args`` a list of tensors.
+    ``unconnected_gradients`` is as for :func:`grad`.
 
     >>> import tensorplug as tp
     >>> [g.item() for g in tp.grads(lambda a, b: a * b)([tp.tensor(2.0), tp.tensor(5.0)])]
     [5.0, 2.0]
     """
 
+    _check_choice("grads", unconnected_gradients)
+
     @functools.wraps(f)
     def df(args: Sequence[Tensor], dy: Any = None) -> list[Tensor]:
-        _, result = _gradients(f, _check_xs(list(args), "grads"), dy, "grads")
+        _, result = _gradients(
+            f, _check_xs(list(args), "grads"), dy, "grads", unconnected_gradients=unconnected_gradients
+        )
         return result  # type: ignore[return-value]
 
     return df
 
 
-def value_and_grad(f: Callable[[Tensor], Tensor]) -> Callable[..., tuple[Tensor, Tensor]]:
+def value_and_grad(
+    f: Callable[[Tensor], Tensor], *, unconnected_gradients: UnconnectedGradients = "raise"
+) -> Callable[..., tuple[Tensor, Tensor]]:
     """Like :func:`grad`, but the returned function gives ``(f(x), df/dx)``."""
+
+    _check_choice("value_and_grad", unconnected_gradients)
 
     @functools.wraps(f)
     def df(x: Tensor, dy: Any = None) -> tuple[Tensor, Tensor]:
-        y, (g,) = _gradients(f, _check_xs([x], "value_and_grad"), dy, "value_and_grad")
+        xs = _check_xs([x], "value_and_grad")
+        y, (g,) = _gradients(f, xs, dy, "value_and_grad", unconnected_gradients=unconnected_gradients)
         assert g is not None
         return y, g
 
     return df
 
 
-def value_and_grads(f: Callable[..., Tensor]) -> Callable[..., tuple[Tensor, list[Tensor]]]:
+def value_and_grads(
+    f: Callable[..., Tensor], *, unconnected_gradients: UnconnectedGradients = "raise"
+) -> Callable[..., tuple[Tensor, list[Tensor]]]:
     """Like :func:`grads`, but the returned function gives ``(f(*args), [gradients])``."""
+
+    _check_choice("value_and_grads", unconnected_gradients)
 
     @functools.wraps(f)
     def df(args: Sequence[Tensor], dy: Any = None) -> tuple[Tensor, list[Tensor]]:
-        y, result = _gradients(f, _check_xs(list(args), "value_and_grads"), dy, "value_and_grads")
+        xs = _check_xs(list(args), "value_and_grads")
+        y, result = _gradients(f, xs, dy, "value_and_grads", unconnected_gradients=unconnected_gradients)
         return y, result  # type: ignore[return-value]
 
     return df
@@ -345,10 +427,17 @@ class VariableGrads(NamedTuple):
     grads: dict[str, Tensor]
 
 
-def variable_grads(f: Callable[[], Tensor], var_list: Sequence[Variable] | None = None) -> VariableGrads:
+def variable_grads(
+    f: Callable[[], Tensor],
+    var_list: Sequence[Variable] | None = None,
+    *,
+    unconnected_gradients: Literal["omit", "zero", "raise"] = "omit",
+) -> VariableGrads:
     """Gradients of the scalar ``f()`` with respect to variables (every trainable one by default).
 
-    Variables that ``f`` does not use get no entry, as in TensorFlow.js.
+    Variables that ``f`` does not use get no entry, as in TensorFlow.js
+    (``unconnected_gradients="omit"``); ``"zero"`` gives them zeros, ``"raise"``
+    a GradientError. A variable that ``f`` uses with a constant gradient gets zeros.
 
     >>> import tensorplug as tp
     >>> w = tp.variable(2.0, name="w_doc")
@@ -368,7 +457,21 @@ def variable_grads(f: Callable[[], Tensor], var_list: Sequence[Variable] | None 
         dupes = sorted({n for n in names if names.count(n) > 1})
         raise GradientError(f"variable_grads: several variables are named {dupes}; give them distinct names")
     _check_xs(variables, "variable_grads")
-    y, result = _gradients(lambda *_: f(), variables, None, "variable_grads", allow_unconnected=True)
+    if unconnected_gradients not in ("omit", "zero", "raise"):
+        raise InvalidArgumentError(
+            f"variable_grads: unconnected_gradients={unconnected_gradients!r}; use 'omit' (the default), "
+            "'zero' or 'raise'"
+        )
+    omit = unconnected_gradients == "omit"
+    y, result = _gradients(
+        lambda *_: f(),
+        variables,
+        None,
+        "variable_grads",
+        omit,
+        "raise" if omit else unconnected_gradients,
+        names,
+    )
     if y.size != 1:
         raise GradientError(f"variable_grads: f must return a scalar, got {describe(y)}")
     return VariableGrads(y, {v.name: g for v, g in zip(variables, result, strict=True) if g is not None})
@@ -412,7 +515,7 @@ def custom_grad(f: Callable[..., tuple[Any, Callable[[Any], Any]]]) -> Callable[
         tape = state.tape
         if tape is None or not any(tape.is_watching(x) for x in inputs):
             return value
-        outputs = tuple(_alias(v, tape.token) for v in values)
+        outputs = [_alias(v, tape.token) for v in values]
 
         def adapter(dy: Any, saved: tuple[Any, ...], attrs: dict[str, Any]) -> Any:
             result = grad_fn(dy)
@@ -420,10 +523,11 @@ def custom_grad(f: Callable[..., tuple[Any, Callable[[Any], Any]]]) -> Callable[
 
         spec = GradientSpec(f"custom_grad({name})", adapter, source="custom_grad")
         inputs_map = {f"input{i}": x for i, x in enumerate(inputs)}
-        tape.records.append(Record(spec.kernel_name, inputs_map, {}, outputs, spec))
         if isinstance(value, Tensor):
+            tape.records.append(Record(spec.kernel_name, inputs_map, {}, (outputs[0],), spec))
             return outputs[0]
-        return outputs if isinstance(value, tuple) else list(outputs)
+        tape.records.append(Record(spec.kernel_name, inputs_map, {}, outputs, spec))  # grad_fn takes a list of dy
+        return tuple(outputs) if isinstance(value, tuple) else list(outputs)
 
     return wrapped
 

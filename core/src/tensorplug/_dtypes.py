@@ -39,6 +39,11 @@ del _a, _b, _hi, _lo
 
 
 _NUMPY_NAMES: Final[dict[np.dtype[Any], str]] = {np.dtype(name): name for name in DTYPES}
+NUMPY_DATA: Final = (np.ndarray, np.generic)
+"""What ``isinstance`` takes for numpy data (a tuple: a ``X | Y`` union is built again at each call)."""
+_NP_FLOAT32: Final = np.dtype(float32)
+_NP_INT32: Final = np.dtype(int32)
+_NP_INT64: Final = np.dtype(int64)
 
 
 def name_of(dtype: np.dtype[Any]) -> str:
@@ -87,32 +92,116 @@ def weak_scalar_dtype(value: bool | int | float, other: str) -> str:
 
 
 def host_array(data: object, dtype: str | None) -> np.ndarray:
-    """Convert host data (scalars, nested lists, numpy arrays) to a numpy array of a supported dtype."""
+    """Convert host data (scalars, nested lists, numpy arrays) to a native-byte-order numpy array of a supported dtype.
+
+    Integers are kept exact or refused: an integer that the dtype (int64 when
+    inferred, the widest tensorplug has) cannot hold raises a DTypeError;
+    an explicit float ``dtype`` converts it, rounding as floats do.
+    """
     from tensorplug._errors import DTypeError
 
     if dtype is not None:
-        return np.array(data, dtype=dtype)
+        if dtype in INT_DTYPES and isinstance(data, NUMPY_DATA):
+            source = np.asarray(data)
+            if source.dtype.kind in "iu" and not np.can_cast(source.dtype, dtype):
+                _check_integer_range(source, dtype)
+        try:
+            return np.array(data, dtype=dtype)
+        except OverflowError:
+            _refuse_python_ints(data, dtype)
+            raise
     arr = np.array(data)
-    kind = arr.dtype.kind
-    if isinstance(data, np.ndarray | np.generic):
-        name = arr.dtype.name
-        if name in _RANK:
+    if isinstance(data, NUMPY_DATA):
+        if _NUMPY_NAMES.get(arr.dtype) is not None:  # a supported dtype in native byte order: the common case
             return arr
+        if not arr.dtype.isnative:  # big-endian data on a little-endian host, say: backends get native arrays
+            arr = arr.astype(arr.dtype.newbyteorder("="))
+            if _NUMPY_NAMES.get(arr.dtype) is not None:
+                return arr
+        kind = arr.dtype.kind
         if kind == "f":
             return arr.astype(DEFAULT_FLOAT if arr.dtype.itemsize < 4 else float64)
         if kind in "iu":
+            if kind == "u" and arr.dtype.itemsize == 8:
+                _check_integer_range(arr, int64)
             return arr.astype(int64 if arr.dtype.itemsize >= 4 else DEFAULT_INT)
         raise DTypeError(f"tensor(): unsupported numpy dtype {arr.dtype}; supported: {', '.join(DTYPES)}")
-    # Python scalars and lists: floats become float32 and ints int32, as TensorFlow.js does.
+    kind = arr.dtype.kind
+    # Python scalars and lists: floats become float32 and ints int32, as TensorFlow.js does. Data holding a
+    # float is float data (its ints become floats); integer data must fit int64, the widest integer dtype.
     if kind == "b":
         return arr
     if kind == "f":
-        return arr.astype(DEFAULT_FLOAT)
+        leaf = data
+        while (type(leaf) is list or type(leaf) is tuple) and leaf:
+            leaf = leaf[0]
+        if type(leaf) is not float and arr.size and arr.max() >= 2**63:  # numpy's float64 for ints past int64
+            _refuse_python_ints(data, None)
+        return arr.astype(_NP_FLOAT32)
     if kind in "iu":
+        if kind == "u" and arr.dtype.itemsize == 8:  # numpy holds Python ints in [2**63, 2**64) as uint64
+            _refuse_python_ints(data, None)
+            _check_integer_range(arr, int64)  # numpy uint64 scalars in a list
         if arr.size and (arr.max() > np.iinfo(np.int32).max or arr.min() < np.iinfo(np.int32).min):
-            return arr.astype(int64)
-        return arr.astype(DEFAULT_INT)
+            return arr.astype(_NP_INT64)
+        return arr.astype(_NP_INT32)
+    if kind == "O":  # numpy holds ints past 64 bits as Python objects
+        _refuse_python_ints(data, None)
+        try:
+            return np.array(data, dtype=float64).astype(DEFAULT_FLOAT)  # floats and big ints: float data
+        except (TypeError, ValueError):
+            pass
     raise DTypeError(
         f"tensor(): cannot make a tensor from {type(data).__name__} data (numpy sees dtype {arr.dtype}); "
         "pass numbers, booleans, nested lists of them, or a numpy array"
+    )
+
+
+def _check_integer_range(arr: np.ndarray, dtype: str) -> None:
+    """Refuse a numpy integer array holding a value that integer ``dtype`` cannot hold."""
+    if not arr.size:
+        return
+    info = np.iinfo(dtype)
+    high, low = arr.max(), arr.min()
+    if high <= info.max and low >= info.min:
+        return
+    from tensorplug._errors import DTypeError
+
+    value = int(high) if high > info.max else int(low)
+    widest = "; int64 is tensorplug's widest integer dtype" if dtype == int64 else ""
+    raise DTypeError(
+        f"tensor(): the numpy {arr.dtype} data of shape {arr.shape} holds {value}, which {dtype} cannot hold "
+        f"({dtype} holds {info.min} to {info.max}{widest}). Pass dtype='float64' to store the values as floats "
+        "(rounded to 53 bits), or bring them into range first"
+    )
+
+
+def _refuse_python_ints(data: object, dtype: str | None) -> None:
+    """Raise a DTypeError naming the first integer of ``data`` (nested lists) that ``dtype`` (int64 if None)
+    cannot hold. Return if there is none, or if ``dtype`` is None and ``data`` holds a float (float data)."""
+    target = int64 if dtype is None else dtype
+    info = np.iinfo(target)
+    stack = [data]
+    bad = None
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list | tuple):
+            stack.extend(reversed(item))
+        elif isinstance(item, float | np.floating) and dtype is None:
+            return
+        elif isinstance(item, int | np.integer) and not isinstance(item, bool | np.bool_) and bad is None:
+            bad = None if info.min <= int(item) <= info.max else int(item)
+            if bad is not None and dtype is not None:
+                break
+    if bad is None:
+        return
+    from tensorplug._errors import DTypeError
+
+    if dtype is None:
+        hint = "int64, tensorplug's widest integer dtype, holds -2**63 to 2**63 - 1"
+    else:
+        hint = f"{target} holds {info.min} to {info.max}"
+    raise DTypeError(
+        f"tensor(): the integer {bad} does not fit {target} ({hint}); pass dtype='float64' to store it as a "
+        "float (rounded to 53 bits), or bring it into range first"
     )

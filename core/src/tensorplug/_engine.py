@@ -40,7 +40,7 @@ from tensorplug._registry import (
     resolve,
 )
 from tensorplug._state import Record, new_record, state
-from tensorplug._tensor import Tensor, describe
+from tensorplug._tensor import Tensor, describe, moved_storage
 
 _NO_ATTRS: dict[str, Any] = {}
 _new = object.__new__
@@ -354,7 +354,7 @@ class Engine:
         """Move ``t``'s storage to ``target`` in place (as TensorFlow.js does on a backend switch)."""
         if t.is_disposed:
             t._data.shape  # raises the "was disposed" error  # noqa: B018
-        t._data = target.move_from(t._data, t._backend)
+        t._data = moved_storage(t, target, "moving a tensor to the active backend")
         t._backend = target
 
 
@@ -531,7 +531,7 @@ def _wrap_several(
     if tape is not None:
         overrides = state.overrides
         grad = None if overrides is None else overrides.get(name)
-        tape.records.append(new_record(Record, (name, dict(inputs), attrs, tuple(outputs), grad)))
+        tape.records.append(new_record(Record, (name, dict(inputs), attrs, list(outputs), grad)))
     return outputs
 
 

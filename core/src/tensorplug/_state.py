@@ -44,14 +44,17 @@ class Tape:
 class Record(NamedTuple):
     """One recorded kernel call: what the backward pass needs to differentiate it.
 
-    ``grad`` is a GradientSpec that overrides the registry for this record
-    (custom_grad uses it), or None.
+    ``outputs`` is a tuple holding the one output of a single-output kernel,
+    or a list of the outputs of a kernel that returns a list (even a list of
+    one: its gradient then takes a list of one ``dy``). ``grad`` is a
+    GradientSpec that overrides the registry for this record (custom_grad
+    uses it), or None.
     """
 
     kernel_name: str
     inputs: dict[str, Any]
     attrs: dict[str, Any]
-    outputs: tuple[Any, ...]
+    outputs: tuple[Any] | list[Any]
     grad: Any = None
 
 

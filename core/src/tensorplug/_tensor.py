@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tensorplug._errors import CopyError, ShapeError, TensorplugError, UnsupportedOperationError
+from tensorplug._errors import CopyError, DTypeError, ShapeError, TensorplugError, UnsupportedOperationError
 
 if TYPE_CHECKING:
     from tensorplug._backend import Backend
@@ -301,9 +301,18 @@ class Tensor:
     # -- interop and lifetime ---------------------------------------------------
 
     def __dlpack__(self, **kwargs: Any) -> Any:
-        """Export the storage through DLPack (zero-copy where the backend allows), e.g. to ``torch.from_dlpack``."""
+        """Export the storage through DLPack (zero-copy where the backend allows), e.g. to ``torch.from_dlpack``.
+
+        Host memory goes out flagged read-only to DLPack 1.0 consumers, so ``np.from_dlpack(t)`` is a read-only
+        view. torch has no read-only tensors: ``torch.from_dlpack(t)`` is a writable view, and writing to it
+        changes ``t``, the one way around tensors being immutable (copy it with ``.clone()`` to write).
+        """
         source = self._backend.dlpack_source(self._data)
-        return source.__dlpack__(**{k: v for k, v in kwargs.items() if v is not None})
+        kwargs = {k: v for k, v in kwargs.items() if v is not None}
+        max_version = kwargs.get("max_version")
+        if max_version is not None and tuple(max_version) >= (1, 0):  # older consumers cannot be told read-only
+            source = _read_only_host_view(source)
+        return source.__dlpack__(**kwargs)
 
     def __dlpack_device__(self) -> Any:
         return self._backend.dlpack_source(self._data).__dlpack_device__()
@@ -316,7 +325,7 @@ class Tensor:
         if target is self._backend:
             return _ops.tensor(self)
         t = object.__new__(Tensor)
-        t._data = target.move_from(self._data, self._backend)
+        t._data = moved_storage(self, target, f"to_backend({name!r})")
         t._backend = target
         t._tape = None
         t._dtype = self._dtype
@@ -467,6 +476,67 @@ def describe(t: Any) -> str:
 def spec_text(dtype: str, shape: Sequence[int]) -> str:
     """A dtype and a shape as messages and tables write them: ``float32[2, 3]``."""
     return f"{dtype}[{', '.join(str(d) for d in shape)}]"
+
+
+def _read_only_host_view(source: Any) -> Any:
+    """A read-only numpy view of a DLPack producer in host memory; a producer elsewhere as it is."""
+    if type(source) is not np.ndarray:
+        try:
+            if int(source.__dlpack_device__()[0]) != 1:  # kDLCPU
+                return source
+            source = np.from_dlpack(source)
+        except Exception:  # a dtype numpy lacks, say: exported as it is
+            return source
+    if source.flags.writeable:
+        source = source.view()
+        source.flags.writeable = False
+    return source
+
+
+# -- what a backend stores: the dtype a tensor reports is the dtype its storage holds ----------------
+
+
+def moved_storage(t: Tensor, target: Backend, op: str) -> Any:
+    """``t``'s storage moved to backend ``target``, refused if ``target`` cannot hold ``t``'s dtype."""
+    dtype = t.dtype
+    unsupported = target.unsupported_dtypes
+    if unsupported and dtype in unsupported:
+        raise unsupported_dtype_error(op, target, dtype, t.shape)
+    raw = target.move_from(t._data, t._backend)
+    stored = target.dtype_of(raw)
+    if stored != dtype:
+        raise stored_dtype_error(op, target, dtype, stored, t.shape)
+    return raw
+
+
+def unsupported_dtype_error(op: str, backend: Backend, dtype: str, shape: Sequence[int]) -> DTypeError:
+    """The error for a tensor of a dtype that ``backend`` declares it cannot store (``Backend.unsupported_dtypes``)."""
+    narrower = {"float64": "float32", "int64": "int32"}.get(dtype)
+    instead = (
+        "" if narrower is None else f"make the data {narrower} (dtype={narrower!r}, or tp.cast(x, {narrower!r})), or "
+    )
+    return DTypeError(
+        f"{op}: backend {backend.name!r} cannot store {dtype} (it declares unsupported_dtypes="
+        f"{sorted(backend.unsupported_dtypes)}), so it cannot hold {spec_text(dtype, shape)}; "
+        f"{instead}switch to a backend that has {dtype}{_other_backends(backend)}"
+    )
+
+
+def stored_dtype_error(op: str, backend: Backend, dtype: str, stored: str, shape: Sequence[int]) -> DTypeError:
+    """The error for storage that ``backend`` made of another dtype than asked (float64 kept as float32, say)."""
+    return DTypeError(
+        f"{op}: backend {backend.name!r} stored {spec_text(dtype, shape)} as {stored}, which would change the values "
+        f"silently, so the tensor was not made. Make the data {stored} first if that is what you want "
+        f"(dtype={stored!r}), or switch to a backend that has {dtype}{_other_backends(backend)}. "
+        "(A backend that cannot store a dtype should declare it in Backend.unsupported_dtypes.)"
+    )
+
+
+def _other_backends(backend: Backend) -> str:
+    from tensorplug._engine import engine
+
+    others = [name for name in engine.names() if name != backend.name]
+    return f" (registered: {', '.join(others)}; tp.set_backend(name))" if others else ""
 
 
 class _DisposedStorage:

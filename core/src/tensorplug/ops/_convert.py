@@ -13,7 +13,15 @@ from tensorplug import _dtypes
 from tensorplug import kernel_names as K
 from tensorplug._engine import dispatch, engine, run_kernel
 from tensorplug._errors import BackendError, DTypeError, ShapeError, TensorplugError
-from tensorplug._tensor import Tensor, describe, is_host_device
+from tensorplug._tensor import (
+    Tensor,
+    describe,
+    is_host_device,
+    moved_storage,
+    spec_text,
+    stored_dtype_error,
+    unsupported_dtype_error,
+)
 
 _new = object.__new__
 
@@ -21,13 +29,29 @@ __all__ = ["tensor", "as_tensor", "cast", "from_dlpack"]
 
 
 def from_host(array: np.ndarray) -> Tensor:
-    """Wrap host data as a Tensor on the active backend (the one place host data enters)."""
+    """Wrap host data (a native-byte-order array of a tensorplug dtype) as a Tensor on the active backend
+    (the one place host data enters), checking that the backend stores it in that dtype."""
     backend = engine.active or engine.ensure_active()
+    dtype = _dtypes.name_of(array.dtype)
+    unsupported = backend.unsupported_dtypes
+    if unsupported and dtype in unsupported:
+        raise unsupported_dtype_error("tensor()", backend, dtype, array.shape)
+    try:
+        raw = backend.from_host(array)
+    except TensorplugError:
+        raise
+    except Exception as exc:
+        raise BackendError(
+            f"tensor(): backend {backend.name!r} (device {backend.device!r}) failed to store "
+            f"{spec_text(dtype, array.shape)}: {type(exc).__name__}: {exc}"
+        ) from exc
+    if backend.dtype_of(raw) != dtype:
+        raise stored_dtype_error("tensor()", backend, dtype, backend.dtype_of(raw), array.shape)
     t = _new(Tensor)
-    t._data = backend.from_host(array)
+    t._data = raw
     t._backend = backend
     t._tape = None
-    t._dtype = _dtypes.name_of(array.dtype)
+    t._dtype = dtype
     return t
 
 
@@ -52,7 +76,7 @@ def tensor(data: Any, dtype: Any = None) -> Tensor:
             return cast(data, dtype)
         backend = engine.active or engine.ensure_active()
         t = _new(Tensor)  # a plain Tensor sharing the storage (a snapshot of a Variable, say)
-        t._data = data._data if data._backend is backend else backend.move_from(data._data, data._backend)
+        t._data = data._data if data._backend is backend else moved_storage(data, backend, "tensor()")
         t._backend = backend
         t._tape = None
         t._dtype = data._dtype
@@ -60,7 +84,7 @@ def tensor(data: Any, dtype: Any = None) -> Tensor:
     checked = None if dtype is None else _dtypes.check_dtype(dtype, "tensor()")
     if type(data) is float and checked in (None, _dtypes.float32):
         data = float32_scalar(data)
-    if hasattr(type(data), "__dlpack__") and not isinstance(data, np.ndarray | np.generic):
+    if hasattr(type(data), "__dlpack__") and not isinstance(data, _dtypes.NUMPY_DATA):
         return _copy_of_producer(data, checked)
     try:
         if isinstance(data, np.ndarray) and data.dtype.kind == "c":
@@ -70,11 +94,15 @@ def tensor(data: Any, dtype: Any = None) -> Tensor:
                 array = _dtypes.host_array(data, checked)
         else:
             array = _dtypes.host_array(data, checked)
-    except TensorplugError:
+    except (TensorplugError, MemoryError):
         raise
-    except (TypeError, ValueError, OverflowError) as exc:
+    except Exception as exc:  # numpy's own errors, or those of an object's __array__ / __len__ / __getitem__
+        kind = type(data)
+        name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
         raise DTypeError(
-            f"tensor(): cannot convert {type(data).__name__} to a tensor of dtype {checked or 'inferred'}: {exc}"
+            f"tensor(): cannot convert a {name} to a tensor of dtype {checked or 'inferred'} "
+            f"({type(exc).__name__}: {exc}); pass numbers, booleans, nested lists of them, a numpy array or a "
+            "DLPack producer"
         ) from exc
     return from_host(array)
 
@@ -92,6 +120,7 @@ def from_dlpack(obj: Any) -> Tensor:
     """
     backend = engine.active or engine.ensure_active()
     producer = _exportable(obj)
+    _check_producer_dtype("from_dlpack()", producer, backend)
     if _dlpack_device("from_dlpack()", producer)[0] != _DL_CPU and is_host_device(backend.device):
         raw = backend.from_host(_host_copy("from_dlpack()", producer))
     else:
@@ -127,6 +156,7 @@ def _copy_of_producer(obj: Any, dtype: str | None) -> Tensor:
             raise DTypeError(
                 f"tensor(): cannot convert {_producer_text(producer)} to a tensor of dtype {dtype or 'inferred'}: {exc}"
             ) from exc
+    _check_producer_dtype("tensor()", producer, backend)
     try:
         raw = backend.from_dlpack(_CopyRequest(producer))
     except TensorplugError:
@@ -225,13 +255,32 @@ def _wrap(raw: Any, backend: Any) -> Tensor:
 
 
 def _checked(t: Tensor, op: str, producer: Any) -> Tensor:
+    """``t``, made by its backend from ``producer``, if its dtype is a tensorplug dtype and the producer's own."""
     dtype = t.dtype
     if dtype not in _dtypes.DTYPES:
         raise DTypeError(
             f"{op}: {_producer_text(producer)} has dtype {dtype}; tensorplug supports {', '.join(_dtypes.DTYPES)}: "
             "cast it to one of those first"
         )
+    given = _producer_dtype(producer)
+    if given is not None and given != dtype:
+        raise stored_dtype_error(op, t._backend, given, dtype, t.shape)
     return t
+
+
+def _producer_dtype(producer: Any) -> str | None:
+    """The tensorplug name of a DLPack producer's dtype (numpy's and torch's spell it alike), None if unknown."""
+    name = str(getattr(producer, "dtype", "")).removeprefix("torch.")
+    return name if name in _dtypes.DTYPES else None
+
+
+def _check_producer_dtype(op: str, producer: Any, backend: Any) -> None:
+    """Refuse up front a producer whose dtype the backend declares it cannot store."""
+    unsupported = backend.unsupported_dtypes
+    if unsupported:
+        given = _producer_dtype(producer)
+        if given is not None and given in unsupported:
+            raise unsupported_dtype_error(op, backend, given, tuple(getattr(producer, "shape", ())))
 
 
 def as_tensor(value: Any, dtype: str | None = None) -> Tensor:
@@ -283,6 +332,9 @@ def cast(x: Any, dtype: Any) -> Tensor:
     t = as_tensor(x)
     if t.dtype == target:
         return t
+    backend = engine.active or t._backend
+    if backend.unsupported_dtypes and target in backend.unsupported_dtypes:
+        raise unsupported_dtype_error(f"cast(x, {target!r}) of {describe(t)}", backend, target, t.shape)
     return dispatch(K.CAST, {"x": t}, {"dtype": target})
 
 
