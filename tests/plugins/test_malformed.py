@@ -146,6 +146,14 @@ def load(module: ModuleType) -> tuple[loader.PluginInfo, list[str]]:
     return info, [str(w.message) for w in caught if issubclass(w.category, tp.PluginWarning)]
 
 
+def take_back_since(applied: int) -> None:
+    """Undo, newest first, what the plugins loaded since ``len(loader._undo) == applied`` registered."""
+    undo = loader._undo[applied:]
+    del loader._undo[applied:]
+    for action in reversed(undo):
+        action()
+
+
 def module_with(hooks: dict[str, Any]) -> ModuleType:
     module = ModuleType("tp_malformed_case")
     for name, value in hooks.items():
@@ -205,10 +213,7 @@ def test_the_same_valid_plugin_loads_and_its_registrations_can_be_taken_back() -
         assert len(warned) == 1, warned  # shadowing another plugin's kernel is said once the plugin has loaded
         assert "('Multiply', 'numpy') is registered by both tensorplug-numpy and tensorplug-malformed-case" in warned[0]
     finally:
-        undo = loader._undo[applied:]
-        del loader._undo[applied:]
-        for action in reversed(undo):
-            action()
+        take_back_since(applied)
     assert state() == before
 
 
@@ -320,8 +325,5 @@ def test_direct_registrations_belong_to_the_plugin_and_warn_as_declarations() ->
             "name, later ones shadow earlier ones). Exclude one with TENSORPLUG_PLUGINS to choose."
         ]
     finally:
-        undo = loader._undo[applied:]
-        del loader._undo[applied:]
-        for action in reversed(undo):
-            action()
+        take_back_since(applied)
     assert state() == before
