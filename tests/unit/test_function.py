@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 import warnings
 from collections.abc import Callable
@@ -24,16 +25,19 @@ def f32(*shape: int) -> tp.Tensor:
 def same(a: Any, b: Any) -> None:
     """``a`` and ``b`` (tensors, or structures of them) hold the same bits, dtypes and shapes."""
     if isinstance(a, dict):
-        assert isinstance(b, dict) and list(a) == list(b)
+        assert isinstance(b, dict)
+        assert list(a) == list(b)
         for k in a:
             same(a[k], b[k])
         return
     if isinstance(a, list | tuple):
-        assert type(a) is type(b) and len(a) == len(b)
+        assert type(a) is type(b)
+        assert len(a) == len(b)
         for x, y in zip(a, b, strict=True):
             same(x, y)
         return
-    assert isinstance(a, tp.Tensor) and isinstance(b, tp.Tensor), (a, b)
+    assert isinstance(a, tp.Tensor), a
+    assert isinstance(b, tp.Tensor), b
     assert (a.shape, a.dtype) == (b.shape, b.dtype)
     assert a.numpy().tobytes() == b.numpy().tobytes(), (a.numpy(), b.numpy())
 
@@ -64,7 +68,7 @@ def test_an_elementwise_chain_replays_bit_for_bit() -> None:
 def mlp_weights(sizes: tuple[int, ...], seed: int = 0) -> list[np.ndarray]:
     r = np.random.default_rng(seed)
     weights = []
-    for a, b in zip(sizes[:-1], sizes[1:], strict=True):
+    for a, b in itertools.pairwise(sizes):
         weights += [(r.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32), np.zeros(b, np.float32)]
     return weights
 
@@ -122,7 +126,9 @@ def test_custom_grad_replays_bit_for_bit() -> None:
     check_replays(lambda x: tp.grad(lambda v: tp.sum(clipped_square(v) * 3.0))(x), lambda: (f32(6),))
 
 
-@pytest.mark.parametrize("case", [c for c in COMPOSITE_CASES if c.raises is None and c.check is None], ids=lambda c: c.id)
+@pytest.mark.parametrize(
+    "case", [c for c in COMPOSITE_CASES if c.raises is None and c.check is None], ids=lambda c: c.id
+)
 def test_composite_conformance_cases_replay_as_they_run_eagerly(case: Case) -> None:
     """Each composite op (and its gradient where the case has one) traced, replayed on other values, equals eager."""
     arrays = [np.asarray(a) for a in case.inputs]
@@ -155,7 +161,8 @@ def train_pair(optimizer: Callable[[], Any], steps: int = 5) -> None:
 
     for _ in range(steps):
         x, labels = f32(6, 8), onehot(6, 4)
-        same(step(x, labels), eager_opt.minimize(lambda: mlp_loss(x, labels, *eager_vars), eager_vars))
+        eager_loss = eager_opt.minimize(lambda: mlp_loss(x, labels, *eager_vars), eager_vars)  # noqa: B023 (called here)
+        same(step(x, labels), eager_loss)
         for a, b in zip(traced_vars, eager_vars, strict=True):
             same(tp.tensor(a), tp.tensor(b))
     assert step.trace_count == 1
@@ -282,8 +289,10 @@ def test_retracing_past_max_traces_warns_once_and_keeps_the_cache_bounded() -> N
         for n in range(6):
             assert f(x, n).tolist() == [float(n)]
     retrace = [w for w in caught if issubclass(w.category, tp.FunctionWarning)]
-    assert len(retrace) == 1 and "more than max_traces=3" in str(retrace[0].message)
-    assert f.trace_count == 6 and len(f._cache) == 3
+    assert len(retrace) == 1
+    assert "more than max_traces=3" in str(retrace[0].message)
+    assert f.trace_count == 6
+    assert len(f._cache) == 3
 
 
 # -- what cannot be replayed ---------------------------------------------------------------------------------------
@@ -303,7 +312,7 @@ def test_a_value_read_inside_the_function_makes_it_run_eagerly_with_one_warning(
         assert f(tp.tensor([-1.0, -2.0])).tolist() == [1.0, 2.0]  # right branch: eager, no second warning
         assert f(tp.tensor([3.0, 1.0])).tolist() == [6.0, 2.0]
     assert f.trace_count == 1
-    with pytest.raises(tp.TensorplugError, match="runs eagerly for these arguments: .*test_function.py"):
+    with pytest.raises(tp.TensorplugError, match=r"runs eagerly for these arguments: .*test_function\.py"):
         f.program(tp.tensor([1.0, 2.0]))
 
 

@@ -409,7 +409,9 @@ def _build(tracer: Tracer, output_registers: list[int]) -> Program:
                     free,
                 )
             )
-    used_variables = sorted({i for i, reg in tracer.reads if reg in live} | {s.variable for s in kept if isinstance(s, Assign)})
+    used_variables = sorted(
+        {i for i, reg in tracer.reads if reg in live} | {s.variable for s in kept if isinstance(s, Assign)}
+    )
     renumber = {old: new for new, old in enumerate(used_variables)}
     steps = [Assign(renumber[s.variable], s.register, s.free) if isinstance(s, Assign) else s for s in steps]
     return Program(
@@ -480,7 +482,9 @@ def _compile(program: Program) -> tuple[Callable[..., Any], types.CodeType, dict
     return replay, replay.__code__, line_steps
 
 
-def _replay_observed(program: Program, arguments: list[Any], variables: list[Variable], host: list[Any]) -> tuple[Any, ...]:
+def _replay_observed(
+    program: Program, arguments: list[Any], variables: list[Variable], host: list[Any]
+) -> tuple[Any, ...]:
     """The replay that tp.profile and debug mode see: each step a KernelCall to this thread's observers."""
     observers = (*(state.observers or ()), *everywhere)
     synchronize = any(o.synchronize for o in observers)
@@ -499,9 +503,7 @@ def _replay_observed(program: Program, arguments: list[Any], variables: list[Var
         if isinstance(step, Assign):
             variables[step.variable]._data = regs[step.register]
         else:
-            inputs = {
-                name: [regs[j] for j in r] if isinstance(r, tuple) else regs[r] for name, r in step.inputs
-            }
+            inputs = {name: [regs[j] for j in r] if isinstance(r, tuple) else regs[r] for name, r in step.inputs}
             if synchronize:
                 backend.synchronize()
             start = time.perf_counter()
@@ -517,8 +519,16 @@ def _replay_observed(program: Program, arguments: list[Any], variables: list[Var
             outputs = tuple(out) if step.sequence else (out,)
             ran_on = getattr(step.function, "target", None)
             call = KernelCall(
-                step.kernel, backend, inputs, step.attrs, outputs, seconds, step.gradient_of, ran_on,
-                step.function, step.sequence,
+                step.kernel,
+                backend,
+                inputs,
+                step.attrs,
+                outputs,
+                seconds,
+                step.gradient_of,
+                ran_on,
+                step.function,
+                step.sequence,
             )
             for observer in observers:
                 observer.kernel_ran(call)
@@ -681,7 +691,7 @@ class Function(Generic[P, R]):
         self._lock = threading.Lock()
         self._warned_retracing = False
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
-        functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+        functools.update_wrapper(self, fn)
 
     def __repr__(self) -> str:
         return f"<tp.function {self.__name__!r}: {len(self._cache)} traces cached, {self.trace_count} made>"
@@ -697,7 +707,9 @@ class Function(Generic[P, R]):
         with self._lock:
             self._cache.clear()
 
-    def _key(self, backend: Backend, args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tensor]) -> tuple[Any, ...]:
+    def _key(
+        self, backend: Backend, args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tensor]
+    ) -> tuple[Any, ...]:
         overrides = state.overrides
         key: list[Any] = [backend, _registry_version, None if not overrides else frozenset(overrides.items())]
         fname = self.__name__
@@ -790,11 +802,11 @@ class Function(Generic[P, R]):
         else:
             program = _build(tracer, outputs)
             replay, code, line_steps = _compile(program)
-            dtypes = tuple(t._dtype for t in leaves)
+            dtypes = tuple(t.dtype for t in leaves)
             entry = _Trace(program, None, replay, code, line_steps, structure, dtypes)
         entry.used = next(_uses)
         self._store(key, entry)
-        return result  # type: ignore[no-any-return]
+        return result
 
     def _store(self, key: tuple[Any, ...], entry: _Trace) -> None:
         with self._lock:

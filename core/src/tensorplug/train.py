@@ -72,7 +72,7 @@ class Optimizer:
 
     def __init__(self) -> None:
         self._iterations = 0
-        self._state: dict[int, tuple[weakref.ref[Variable], list[Tensor]]] = {}  # id(variable) -> (ref, slots)
+        self._state: dict[int, tuple[weakref.ref[Variable], list[Variable]]] = {}  # id(variable) -> (ref, slots)
         self._lock = threading.Lock()
 
     # -- the public API ---------------------------------------------------------
@@ -211,7 +211,7 @@ class Optimizer:
             if tracer is not None:  # tp.function is tracing: each replay counts a step too
                 tracer.on_replay(self._count_step)
             updates = [(v, g, self._slots(v)) for v, g in pairs]
-            slot_values = [(v, g, list(slots)) for v, g, slots in updates]
+            slot_values: list[Update] = [(v, g, list[Tensor](slots)) for v, g, slots in updates]
             self._update(slot_values, step)
             for (_, _, slots), (_, _, values) in zip(updates, slot_values, strict=True):
                 for slot, value in zip(slots, values, strict=True):
@@ -243,7 +243,8 @@ class Optimizer:
         return self._remember(variable, self._init_slots(variable))
 
     def _remember(self, variable: Variable, slots: list[Tensor]) -> list[Variable]:
-        """Keep ``slots`` (as non-trainable Variables) for ``variable`` until it is collected (a weak reference: the state never keeps it alive).
+        """Keep ``slots``, as non-trainable Variables, for ``variable`` until it is collected (a weak reference:
+        the state never keeps it alive).
 
         The key is the variable's id, not the variable: Tensor's ``==`` is elementwise, which rules out
         WeakKeyDictionary. The entry goes when the variable does, before its id can be reused.
