@@ -79,7 +79,9 @@ def main() -> None:
         ref_min, ref_median = min(times[names[0]]), statistics.median(times[names[0]])
         for name in names:
             lo, med = min(times[name]), statistics.median(times[name])
-            print(f"{workload:44} {name:16} {lo * 1e6:10.2f} {med * 1e6:10.2f} {lo / ref_min:10.2f} {med / ref_median:13.2f}")
+            print(
+                f"{workload:44} {name:16} {lo * 1e6:10.2f} {med * 1e6:10.2f} {lo / ref_min:10.2f} {med / ref_median:13.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -210,13 +210,16 @@ class Optimizer:
             tracer = state.tracer
             if tracer is not None:  # tp.function is tracing: each replay counts a step too
                 tracer.on_replay(self._count_step)
-            updates = [(v, g, self._slots(v)) for v, g in pairs]
-            slot_values: list[Update] = [(v, g, list[Tensor](slots)) for v, g, slots in updates]
-            self._update(slot_values, step)
-            for (_, _, slots), (_, _, values) in zip(updates, slot_values, strict=True):
-                for slot, value in zip(slots, values, strict=True):
-                    if value is not slot:
-                        slot.assign(value)
+            if not self.slot_names:
+                self._update([(v, g, []) for v, g in pairs], step)
+            else:
+                slot_variables = [self._slots(v) for v, _ in pairs]
+                updates: list[Update] = [(v, g, list(s)) for (v, g), s in zip(pairs, slot_variables, strict=True)]
+                self._update(updates, step)
+                for slots, (_, _, values) in zip(slot_variables, updates, strict=True):
+                    for slot, value in zip(slots, values, strict=True):
+                        if value is not slot:
+                            slot.assign(value)
             self._iterations = step
 
     def _count_step(self) -> None:
