@@ -330,6 +330,13 @@ def test_reading_a_constant_is_fine() -> None:
     assert f.program(tp.tensor([1.0, 2.0, 3.0])).kernel_steps[0].kernel == "Reshape"
 
 
+def test_taking_the_raw_storage_of_a_traced_tensor_runs_eagerly() -> None:
+    f = tp.function(lambda x: tp.tensor(np.sort((x * 2.0).raw)))
+    with pytest.warns(tp.FunctionWarning, match=r"its raw storage was taken \(Tensor.raw\)"):
+        f(tp.tensor([2.0, 1.0]))
+    assert f(tp.tensor([3.0, -1.0])).tolist() == [-2.0, 6.0]
+
+
 def test_printing_a_traced_tensor_runs_eagerly() -> None:
     @tp.function
     def f(x: tp.Tensor) -> tp.Tensor:

@@ -84,6 +84,9 @@ class Tensor:
     @property
     def raw(self) -> Any:
         """The backend's raw storage (e.g. a numpy.ndarray); treat it as read-only."""
+        tracer = state.tracer
+        if tracer is not None:  # tp.function is tracing: what is done with the storage cannot be replayed
+            tracer.read_back(self, "its raw storage was taken (Tensor.raw)")
         return self._data
 
     # -- reading back -------------------------------------------------------
