@@ -36,5 +36,7 @@ def test_readme_python_blocks_run(capsys: pytest.CaptureFixture[str]) -> None:
     assert "[0. 0. 1.]" in out
     assert "['BatchMatMul', 'Square', 'Mean']" in out  # what tp.profile saw of the forward pass
     assert "True\n" in out
+    assert "1 20 True\n" in out  # tp.function: one trace, 20 Adam steps, the loss went down
+    assert "[0.0] [2.7182819843292236] 2\n['Exp']\n" in out  # static arguments retrace; a replay profiled
     assert "[0.25, inf]\nRealDiv Sqrt\n" in out  # what tp.debug caught: the inf made by the gradient of Sqrt
     assert "(device cpu) returned inf in the backward pass, in the gradient of 'Sqrt': 1 inf of 2 elements" in out

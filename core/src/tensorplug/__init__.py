@@ -35,6 +35,7 @@ from tensorplug._errors import (
     CopyError,
     DTypeError,
     FallbackWarning,
+    FunctionWarning,
     GradientError,
     IndexingError,
     InvalidArgumentError,
@@ -103,12 +104,16 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "KernelSummary": ("tensorplug._profile", "KernelSummary"),
     "Timing": ("tensorplug._profile", "Timing"),
     "debug": ("tensorplug._debug", "debug"),
+    "function": ("tensorplug._function", "function"),
+    "Function": ("tensorplug._function", "Function"),
+    "Program": ("tensorplug._function", "Program"),
 }
 
 if TYPE_CHECKING:
     from tensorplug import datasets, testing, train
     from tensorplug._coverage import Coverage, CoverageRow, coverage
     from tensorplug._debug import debug
+    from tensorplug._function import Function, Program, function
     from tensorplug._profile import KernelProfile, KernelSummary, Profile, Timing, profile
     from tensorplug._profile import time as time
 
@@ -149,6 +154,8 @@ __all__ = [
     "DType",
     "DTypeError",
     "FallbackWarning",
+    "Function",
+    "FunctionWarning",
     "GradientError",
     "GradientSet",
     "GradientSpec",
@@ -164,6 +171,7 @@ __all__ = [
     "PluginError",
     "PluginInfo",
     "PluginWarning",
+    "Program",
     "Profile",
     "RegistrationError",
     "ShapeError",
@@ -181,6 +189,7 @@ __all__ = [
     "debug",
     "float32",
     "float64",
+    "function",
     "get_backend",
     "get_gradient",
     "get_kernel",

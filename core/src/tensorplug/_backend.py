@@ -52,6 +52,14 @@ class Backend:
         """Make raw storage on this backend from ``raw`` living on ``source`` (a copy via host by default)."""
         return self.from_host(source.to_host(raw))
 
+    def alias(self, raw: Any) -> Any:
+        """A new storage object holding ``raw``'s values: a view where the library has one (no copy), else a copy.
+
+        ``tp.function`` calls it while tracing, to tell apart tensors that share one storage object (a Variable
+        and a snapshot of it); the default copies through the host, once per trace. Override it with a view.
+        """
+        return self.from_host(np.array(self.to_host(raw)))
+
     def from_dlpack(self, obj: Any) -> Any:
         """Raw storage from any object supporting DLPack (a copy through numpy by default; override for zero-copy)."""
         return self.from_host(np.from_dlpack(obj).copy())

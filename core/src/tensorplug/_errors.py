@@ -101,6 +101,12 @@ class FallbackWarning(UserWarning):
     """
 
 
+class FunctionWarning(UserWarning):
+    """A ``tp.function`` runs eagerly for a signature (its trace read a value back to Python, say), or retraces
+    too often. Said once per signature (retracing: once per function); the message says why and what to do.
+    """
+
+
 def warn(message: str, category: type[Warning] = PluginWarning, stacklevel: int = 3) -> None:
     """Issue a tensorplug warning (one place, so tests can filter on it)."""
     warnings.warn(message, category, stacklevel=stacklevel)

@@ -31,7 +31,9 @@ class KernelCall(NamedTuple):
 
     ``backend`` is the backend the call was made on (the active one); ``ran_on`` is the backend whose kernel
     actually ran: the same, or the fallback backend that ran a kernel ``backend`` lacks (with the data moved
-    there and back).
+    there and back). ``function`` is the kernel function that ran (what the dispatch table resolved, a
+    FallbackKernel for a fallback), and ``sequence`` says whether it returned a list or tuple of outputs
+    (``outputs`` holds them) rather than one raw output: ``tp.function`` records both to replay the call.
     """
 
     kernel: str
@@ -42,6 +44,8 @@ class KernelCall(NamedTuple):
     seconds: float  # wall time of the kernel; includes the device's work when an observer synchronises
     gradient_of: str | None  # None in the forward pass; in backprop, the kernel whose gradient made this call
     ran_on: Backend | None = None  # the fallback backend whose kernel ran; None when backend's own kernel ran
+    function: Any = None  # the kernel function called (unwrapped: what a replay calls)
+    sequence: bool = False  # whether it returned a list or tuple of outputs
 
 
 class Observer(Protocol):
@@ -81,8 +85,11 @@ class ObservedKernel:
         if synchronize:
             backend.synchronize()
         seconds = time.perf_counter() - start
-        outputs = tuple(out) if type(out) is tuple or type(out) is list else (out,)
-        call = KernelCall(self.name, backend, inputs, attrs, outputs, seconds, state.gradient_of, self.ran_on)
+        sequence = type(out) is tuple or type(out) is list
+        outputs = tuple(out) if sequence else (out,)
+        call = KernelCall(
+            self.name, backend, inputs, attrs, outputs, seconds, state.gradient_of, self.ran_on, self.fn, sequence
+        )
         for observer in observers:
             observer.kernel_ran(call)
         return out

@@ -66,7 +66,7 @@ Python-level ``__new__`` (the recording hot path)."""
 class ThreadState(threading.local):
     """What is per thread: the recording tape (None while not recording or in no_grad), the gradient
     overrides of the enclosing scopes (kernel name -> GradientSpec, None outside any scope), the kernel
-    observers, and which kernel's gradient backprop is computing.
+    observers, which kernel's gradient backprop is computing, and the tracer of a ``tp.function`` being traced.
 
     ``no_grad`` and override scopes push what they replace on this thread's stacks and pop it on exit,
     so that one scope object may be entered in several threads at once, or again while it is active.
@@ -79,6 +79,7 @@ class ThreadState(threading.local):
         self.gradient_of: str | None = None  # during backprop: the kernel whose gradient is being computed
         self.outer_tapes: list[Tape | None] = []  # what each active no_grad replaced, innermost last
         self.outer_overrides: list[dict[str, Any] | None] = []  # what each active override scope replaced
+        self.tracer: Any = None  # while tp.function traces in this thread: its tracer (see tensorplug._function)
 
 
 state = ThreadState()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tensorplug._errors import CopyError, DTypeError, ShapeError, TensorplugError, UnsupportedOperationError
+from tensorplug._state import state
 
 if TYPE_CHECKING:
     from tensorplug._backend import Backend
@@ -83,12 +84,18 @@ class Tensor:
     @property
     def raw(self) -> Any:
         """The backend's raw storage (e.g. a numpy.ndarray); treat it as read-only."""
+        tracer = state.tracer
+        if tracer is not None:  # tp.function is tracing: what is done with the storage cannot be replayed
+            tracer.read_back(self, "its raw storage was taken (Tensor.raw)")
         return self._data
 
     # -- reading back -------------------------------------------------------
 
     def numpy(self) -> np.ndarray:
         """The values as a read-only numpy array (no copy when the backend allows)."""
+        tracer = state.tracer
+        if tracer is not None:  # tp.function is tracing: a value read back to Python cannot be replayed
+            tracer.read_back(self, "its value was read back to Python")
         array = np.asarray(self._backend.to_host(self._data))
         if array.flags.writeable:
             array = array.view()
@@ -307,6 +314,9 @@ class Tensor:
         view. torch has no read-only tensors: ``torch.from_dlpack(t)`` is a writable view, and writing to it
         changes ``t``, the one way around tensors being immutable (copy it with ``.clone()`` to write).
         """
+        tracer = state.tracer
+        if tracer is not None:
+            tracer.read_back(self, "it was exported through DLPack")
         source = self._backend.dlpack_source(self._data)
         kwargs = {k: v for k, v in kwargs.items() if v is not None}
         max_version = kwargs.get("max_version")
@@ -402,6 +412,9 @@ class Variable(Tensor):
         self.name = name if name is not None else f"Variable_{next(_variable_names)}"
         with _variables_lock:
             _variables[next(_variable_keys)] = self
+        tracer = state.tracer
+        if tracer is not None:  # made while tp.function traces: it exists from now on, and replays read it
+            tracer.variable_created(self)
 
     def assign(self, value: Any) -> Variable:
         """Replace the value; the new value must have this variable's shape and dtype."""
@@ -415,6 +428,9 @@ class Variable(Tensor):
             self._backend = new._backend
         self._data = new._data
         self._dtype = new._dtype
+        tracer = state.tracer
+        if tracer is not None:  # tp.function is tracing: replays assign too
+            tracer.assigned(self)
         return self
 
     def __repr__(self) -> str:
@@ -502,6 +518,9 @@ def moved_storage(t: Tensor, target: Backend, op: str) -> Any:
     unsupported = target.unsupported_dtypes
     if unsupported and dtype in unsupported:
         raise unsupported_dtype_error(op, target, dtype, t.shape)
+    tracer = state.tracer
+    if tracer is not None:  # tp.function is tracing: a move is no kernel call, so a replay could not redo it
+        tracer.read_back(t, f"it was moved from backend {t._backend.name!r} to {target.name!r} ({op})")
     raw = target.move_from(t._data, t._backend)
     stored = target.dtype_of(raw)
     if stored != dtype:

@@ -40,7 +40,7 @@ from typing import Any, ClassVar
 from tensorplug._autodiff import variable_grads
 from tensorplug._dtypes import is_floating
 from tensorplug._errors import DTypeError, ShapeError, TensorplugError
-from tensorplug._state import no_grad
+from tensorplug._state import no_grad, state
 from tensorplug._tensor import Tensor, Variable, describe, live_variables
 from tensorplug.ops import add, div, fill, mul, sqrt, square, sub, tensor, zeros_like
 
@@ -72,7 +72,7 @@ class Optimizer:
 
     def __init__(self) -> None:
         self._iterations = 0
-        self._state: dict[int, tuple[weakref.ref[Variable], list[Tensor]]] = {}  # id(variable) -> (ref, slots)
+        self._state: dict[int, tuple[weakref.ref[Variable], list[Variable]]] = {}  # id(variable) -> (ref, slots)
         self._lock = threading.Lock()
 
     # -- the public API ---------------------------------------------------------
@@ -137,7 +137,7 @@ class Optimizer:
             entries = [(ref(), slots) for ref, slots in list(self._state.values())]
         weights = [("iter", tensor(self._iterations, "int32"))]
         for i, slot in enumerate(self.slot_names):
-            weights.extend((f"{v.name}/{slot}", slots[i]) for v, slots in entries if v is not None)
+            weights.extend((f"{v.name}/{slot}", tensor(slots[i])) for v, slots in entries if v is not None)
         return weights
 
     def set_weights(self, weights: Sequence[tuple[str, Tensor]], var_list: Sequence[Variable] | None = None) -> None:
@@ -200,13 +200,43 @@ class Optimizer:
         return type(self).__name__
 
     def _apply(self, pairs: list[tuple[Variable, Tensor]]) -> None:
-        """One step on checked (variable, gradient) pairs."""
+        """One step on checked (variable, gradient) pairs.
+
+        The slots are Variables (so that a ``tp.function`` replay reads and updates them); ``_update`` gets
+        them in a list and replaces entries with their new values, which are assigned here.
+        """
         with self._lock, no_grad():
             step = self._iterations + 1
-            self._update([(v, g, self._slots(v)) for v, g in pairs], step)
+            tracer = state.tracer
+            if tracer is not None:  # tp.function is tracing: each replay counts a step too
+                tracer.on_replay(self._count_step)
+            if not self.slot_names:
+                self._update([(v, g, []) for v, g in pairs], step)
+            else:
+                slot_variables = [self._slots(v) for v, _ in pairs]
+                updates: list[Update] = [(v, g, list(s)) for (v, g), s in zip(pairs, slot_variables, strict=True)]
+                self._update(updates, step)
+                for slots, (_, _, values) in zip(slot_variables, updates, strict=True):
+                    for slot, value in zip(slots, values, strict=True):
+                        if value is not slot:
+                            slot.assign(value)
             self._iterations = step
 
-    def _slots(self, variable: Variable) -> list[Tensor]:
+    def _count_step(self) -> None:
+        with self._lock:
+            self._iterations += 1
+
+    def _host_scalars(
+        self, values: tuple[float, ...], compute: Callable[[int], tuple[float, ...]], dtype: str
+    ) -> tuple[float | Tensor, ...]:
+        """Per-step host numbers: as they are, or while ``tp.function`` traces, tensors a replay makes again
+        from ``compute(iterations)`` (the step the replay takes)."""
+        tracer = state.tracer
+        if tracer is None:
+            return values
+        return tuple(tracer.host_values(lambda: compute(self._iterations), values, dtype))
+
+    def _slots(self, variable: Variable) -> list[Variable]:
         """The variable's slots, made on its first update."""
         if not self.slot_names:
             return []
@@ -215,8 +245,9 @@ class Optimizer:
             return entry[1]
         return self._remember(variable, self._init_slots(variable))
 
-    def _remember(self, variable: Variable, slots: list[Tensor]) -> list[Tensor]:
-        """Keep ``slots`` for ``variable`` until it is collected (a weak reference: the state never keeps it alive).
+    def _remember(self, variable: Variable, slots: list[Tensor]) -> list[Variable]:
+        """Keep ``slots``, as non-trainable Variables, for ``variable`` until it is collected (a weak reference:
+        the state never keeps it alive).
 
         The key is the variable's id, not the variable: Tensor's ``==`` is elementwise, which rules out
         WeakKeyDictionary. The entry goes when the variable does, before its id can be reused.
@@ -229,8 +260,12 @@ class Optimizer:
             if entry is not None and entry[0] is ref:
                 del state[key]
 
-        state[key] = (weakref.ref(variable, forget), slots)
-        return slots
+        variables = [
+            Variable(value, trainable=False, name=f"{variable.name}/{slot}")
+            for value, slot in zip(slots, self.slot_names, strict=True)
+        ]
+        state[key] = (weakref.ref(variable, forget), variables)
+        return variables
 
     def _trainable(self, var_list: Sequence[Variable] | None) -> list[Variable]:
         """What ``minimize`` differentiates: the trainable variables of ``var_list``, or every trainable float one."""
@@ -430,12 +465,20 @@ class Adam(Optimizer):
         self.beta2 = _decay_rate("Adam", "beta2", beta2)
         self.epsilon = _non_negative("Adam", "epsilon", epsilon)
 
+    def _corrections(self, step: int) -> tuple[float, float]:
+        """The step size and epsilon of step ``step``, bias corrections folded in (host float64)."""
+        root_correction2 = math.sqrt(1.0 - self.beta2**step)
+        return self.learning_rate * root_correction2 / (1.0 - self.beta1**step), self.epsilon * root_correction2
+
     def _update(self, updates: list[Update], step: int) -> None:
         b1, b2 = self.beta1, self.beta2
-        root_correction2 = math.sqrt(1.0 - b2**step)
-        step_size = self.learning_rate * root_correction2 / (1.0 - b1**step)
-        epsilon = self.epsilon * root_correction2
+        corrections = self._corrections(step)
+        by_dtype: dict[str, tuple[float | Tensor, ...]] = {}
         for variable, g, slots in updates:
+            scalars = by_dtype.get(variable.dtype)
+            if scalars is None:
+                scalars = by_dtype[variable.dtype] = self._host_scalars(corrections, self._corrections, variable.dtype)
+            step_size, epsilon = scalars
             m = add(mul(slots[0], b1), mul(g, 1.0 - b1))
             v = add(mul(slots[1], b2), mul(square(g), 1.0 - b2))
             slots[0], slots[1] = m, v

@@ -33,6 +33,9 @@ class NumpyBackend(Backend):
     def shape_of(self, raw: Any) -> tuple[int, ...]:
         return tuple(raw.shape)
 
+    def alias(self, raw: Any) -> Any:
+        return raw.view() if type(raw) is np.ndarray else np.array(raw)  # a view; a numpy scalar as a 0-d copy
+
     def from_dlpack(self, obj: Any) -> Any:
         return np.from_dlpack(obj)  # zero-copy for CPU producers; shares their memory
 

@@ -68,6 +68,9 @@ class TorchBackend(Backend):
     def shape_of(self, raw: Any) -> tuple[int, ...]:
         return tuple(raw.shape)
 
+    def alias(self, raw: Any) -> Any:
+        return raw.detach()  # a new tensor object over the same storage
+
     def from_dlpack(self, obj: Any) -> Any:
         """Zero-copy on this backend's device (a torch tensor is taken as it is); a copy from another device."""
         raw = obj.detach() if isinstance(obj, torch.Tensor) else torch_from_dlpack(obj)

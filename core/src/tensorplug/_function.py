@@ -1,0 +1,910 @@
+"""``tp.function``: trace a function once per input signature, then replay its flat program of kernel calls.
+
+The first call with a new signature runs ``f`` eagerly while a :class:`Tracer` (a kernel observer of this
+thread, see :mod:`tensorplug._observe`) records every kernel call it makes, forward and backward, as a
+:class:`Step`. Each raw storage object the trace meets gets a *register*, named by where its value comes from:
+
+- ``argument``: the storage of a tensor argument (each argument gets a fresh storage object for the trace,
+  so that it is told apart from any other tensor sharing its storage);
+- ``variable``: the storage a Variable held when the trace first read it (live Variables get fresh storage
+  objects when the trace starts, and Variables made during the trace too, so that a snapshot sharing a
+  Variable's storage stays a constant); a replay reads the Variable when it starts;
+- ``host``: a per-call host value (what an optimizer computes on the host from its step count);
+- ``step``: an output of a kernel call of the trace;
+- ``constant``: anything else (``tp.tensor`` data, cached scalars), captured as it is.
+
+``Variable.assign`` during the trace is an :class:`Assign` step. The :class:`Program` (steps, registers,
+outputs) is a plain data structure; the plain replay is Python code generated from it: each kernel called on
+raw storage in order, its inputs a dict literal, each register deleted after its last use, no op validation,
+no tape, no Tensor but the outputs. A trace that read a traced value back to Python (``.item()``,
+``.numpy()``, ``bool()``, ``print``...), moved data between backends, or met a storage object it cannot tell
+apart, is not replayable: that signature runs eagerly, with one :class:`~tensorplug.FunctionWarning`.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import linecache
+import os
+import sys
+import threading
+import time
+import types
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, ParamSpec, TypeVar
+
+from tensorplug._backend import Backend
+from tensorplug._engine import engine
+from tensorplug._errors import (
+    FunctionWarning,
+    InvalidArgumentError,
+    KernelError,
+    TensorplugError,
+    warn,
+)
+from tensorplug._observe import KernelCall, everywhere, observing
+from tensorplug._registry import gradient_registry, kernel_registry
+from tensorplug._state import state
+from tensorplug._tensor import Tensor, Variable, describe, live_variables, spec_text
+
+__all__ = ["Assign", "Function", "Program", "Step", "Tracer", "function"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+DEFAULT_MAX_TRACES = 8
+_new = object.__new__
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+# -- the program: plain data ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Step:
+    """One kernel call: ``outputs = function(inputs, attrs, backend)``, inputs and outputs named by register.
+
+    ``inputs`` maps each input name to a register, or to a tuple of registers for a list input;
+    ``sequence`` says whether the kernel returns a list or tuple of outputs (else one raw output);
+    ``free`` lists the registers whose last use this step is (released right after it).
+    """
+
+    kernel: str
+    backend: str
+    function: Any
+    inputs: tuple[tuple[str, int | tuple[int, ...]], ...]
+    attrs: dict[str, Any]
+    outputs: tuple[int, ...]
+    sequence: bool
+    gradient_of: str | None
+    free: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class Assign:
+    """``variables[variable]`` takes the value of ``register`` (a ``Variable.assign`` made during the trace)."""
+
+    variable: int
+    register: int
+    free: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class HostInput:
+    """Run ``compute()`` at the start of each replay, in trace order; with a ``dtype``, it returns Python
+    numbers that become the storage of ``registers`` (a callback that returns nothing has no registers)."""
+
+    compute: Callable[[], Any]
+    dtype: str | None
+    registers: tuple[int, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class Program:
+    """The flat program of one trace: what a replay runs, as plain data (a backend may lower it).
+
+    Registers are ints. ``arguments[i]`` is the register of the i-th tensor argument (nested arguments
+    flattened in order; Variables passed as arguments are read as variables); ``reads`` are
+    ``(variable index, register)`` pairs read from ``variables`` at the start; ``constants`` are
+    ``(register, raw)`` pairs; ``host`` runs first; then ``steps``; ``outputs`` are the registers of the
+    tensors ``f`` returned, in order. ``specs`` describes each register (``float32[2, 3]``) and ``kinds``
+    says where its value comes from (argument, variable, constant, host, step).
+    """
+
+    name: str
+    backend: Backend
+    arguments: tuple[int, ...]
+    variables: tuple[weakref.ref[Variable], ...]
+    variable_names: tuple[str, ...]
+    reads: tuple[tuple[int, int], ...]
+    constants: tuple[tuple[int, Any], ...]
+    host: tuple[HostInput, ...]
+    steps: tuple[Step | Assign, ...]
+    outputs: tuple[int, ...]
+    specs: tuple[str, ...]
+    kinds: tuple[str, ...]
+
+    @property
+    def kernel_steps(self) -> list[Step]:
+        """The kernel calls, in order (the assignments left out)."""
+        return [s for s in self.steps if isinstance(s, Step)]
+
+    def __str__(self) -> str:
+        lines = [
+            f"tp.function program of {self.name!r} on backend {self.backend.name!r}: {len(self.arguments)} "
+            f"tensor arguments, {len(self.reads)} variables read, {len(self.constants)} constants, "
+            f"{len(self.kernel_steps)} kernel calls"
+        ]
+        for i, reg in enumerate(self.arguments):
+            lines.append(f"  r{reg} = argument {i}: {self.specs[reg]}")
+        for index, reg in self.reads:
+            lines.append(f"  r{reg} = variable {self.variable_names[index]!r}: {self.specs[reg]}")
+        for reg, _ in self.constants:
+            lines.append(f"  r{reg} = constant {self.specs[reg]}")
+        for entry in self.host:
+            if entry.registers:
+                names = ", ".join(f"r{r}" for r in entry.registers)
+                lines.append(f"  {names} = host values {entry.dtype}, computed at each call")
+            else:
+                lines.append("  (a host callback runs at each call)")
+        for step in self.steps:
+            if isinstance(step, Assign):
+                lines.append(f"  assign variable {self.variable_names[step.variable]!r} = r{step.register}")
+                continue
+            outs = ", ".join(f"r{r}" for r in step.outputs)
+            ins = ", ".join(f"{name}={_register_text(r)}" for name, r in step.inputs)
+            attrs = f" {step.attrs}" if step.attrs else ""
+            phase = f"  [backward:{step.gradient_of}]" if step.gradient_of else ""
+            specs = ", ".join(self.specs[r] for r in step.outputs)
+            lines.append(f"  {outs} = {step.kernel}({ins}){attrs} -> {specs}{phase}")
+        lines.append(f"  return {', '.join(f'r{r}' for r in self.outputs) or '(no tensors)'}")
+        return "\n".join(lines)
+
+
+def _register_text(r: int | tuple[int, ...]) -> str:
+    if isinstance(r, tuple):
+        return "[" + ", ".join(f"r{i}" for i in r) + "]"
+    return f"r{r}"
+
+
+# -- the tracer ----------------------------------------------------------------------------------------------
+
+
+class Tracer:
+    """Records the kernel calls of one trace (a kernel observer of the tracing thread).
+
+    Code that keeps state on the host between calls tells it what a replay must redo: ``on_replay(fn)``
+    runs ``fn`` at the start of each replay, ``host_values(compute, values, dtype)`` makes per-call scalars
+    (the optimizers use both for their step count and Adam's bias corrections).
+    """
+
+    synchronize = False
+
+    def __init__(self, name: str, backend: Backend) -> None:
+        self.name = name
+        self.backend = backend
+        self.register_of: dict[int, int] = {}  # id(raw) -> register
+        self.kinds: list[str] = []
+        self.specs: list[str] = []
+        self.keep: list[Any] = []  # every raw object seen, so that their ids stay theirs during the trace
+        self.pending: dict[int, Variable] = {}  # id(storage) -> the Variable holding it, until first read
+        self.arguments: list[int] = []
+        self.constants: list[tuple[int, Any]] = []
+        self.variables: list[Variable] = []
+        self.variable_index: dict[int, int] = {}
+        self.reads: list[tuple[int, int]] = []
+        self.host: list[HostInput] = []
+        self.steps: list[Step | Assign] = []
+        self.failure: str | None = None
+
+    # -- registers
+
+    def _register(self, raw: Any, kind: str) -> int:
+        reg = len(self.kinds)
+        self.kinds.append(kind)
+        backend = self.backend
+        try:
+            self.specs.append(spec_text(backend.dtype_of(raw), backend.shape_of(raw)))
+        except Exception:
+            self.specs.append(type(raw).__name__)
+        self.register_of[id(raw)] = reg
+        self.keep.append(raw)
+        return reg
+
+    def _input(self, raw: Any) -> int:
+        reg = self.register_of.get(id(raw))
+        if reg is not None:
+            return reg
+        variable = self.pending.pop(id(raw), None)
+        if variable is not None:
+            reg = self._register(raw, "variable")
+            self.reads.append((self._variable(variable), reg))
+            return reg
+        reg = self._register(raw, "constant")
+        self.constants.append((reg, raw))
+        return reg
+
+    def _variable(self, v: Variable) -> int:
+        index = self.variable_index.get(id(v))
+        if index is None:
+            index = len(self.variables)
+            self.variables.append(v)
+            self.variable_index[id(v)] = index
+        return index
+
+    def argument(self, t: Tensor) -> Tensor:
+        """A tensor with ``t``'s values over a fresh storage object: the trace's view of argument ``t``."""
+        copy = _new(Tensor)
+        copy._data = t._backend.alias(t._data)
+        copy._backend = t._backend
+        copy._tape = None
+        copy._dtype = t._dtype
+        self.arguments.append(self._register(copy._data, "argument"))
+        return copy
+
+    def own_storage(self, v: Variable) -> None:
+        """Give ``v`` a fresh storage object with its values; the trace reads it as ``v`` (see the module doc)."""
+        if v._backend is not self.backend or v.is_disposed:
+            return
+        self.keep.append(v._data)
+        v._data = self.backend.alias(v._data)
+        self.keep.append(v._data)
+        self.pending[id(v._data)] = v
+
+    # -- what the engine and tensors report
+
+    def kernel_ran(self, call: KernelCall) -> None:
+        if self.failure is not None:
+            return
+        if call.backend is not self.backend:
+            self.fail(f"kernel {call.kernel!r} ran on backend {call.backend.name!r}, not {self.backend.name!r}")
+            return
+        inputs: list[tuple[str, int | tuple[int, ...]]] = []
+        seen: set[int] = set()
+        for name, raw in call.inputs.items():
+            if type(raw) is list or type(raw) is tuple:
+                regs = tuple(self._input(r) for r in raw)
+                seen.update(id(r) for r in raw)
+                inputs.append((name, regs))
+            else:
+                inputs.append((name, self._input(raw)))
+                seen.add(id(raw))
+        outputs = []
+        for raw in call.outputs:
+            if id(raw) in self.register_of and id(raw) not in seen:
+                self.fail(
+                    f"kernel {call.kernel!r} returned a storage object the trace has seen before and that is none "
+                    f"of its inputs (a shared object, such as NumPy's True scalar), so its uses cannot be told apart"
+                )
+                return
+            outputs.append(self._register(raw, "step"))
+        attrs = dict(call.attrs)
+        self.steps.append(
+            Step(
+                call.kernel,
+                call.backend.name,
+                call.function,
+                tuple(inputs),
+                attrs,
+                tuple(outputs),
+                call.sequence,
+                call.gradient_of,
+            )
+        )
+
+    def read_back(self, t: Tensor, why: str) -> None:
+        """``t``'s value is leaving the tensor world (read to Python, exported, moved): fine for a constant."""
+        if self.failure is not None:
+            return
+        raw = t._data
+        reg = self.register_of.get(id(raw))
+        if reg is None:
+            if id(raw) not in self.pending:
+                return  # a constant: the same at every call
+            kind = "a variable"
+        else:
+            kind = {"argument": "an argument", "variable": "a variable", "host": "a per-call host value"}.get(
+                self.kinds[reg], "computed by the function"
+            )
+            if self.kinds[reg] == "constant":
+                return
+        self.fail(f"{describe(t)} ({kind}): {why}{_user_location()}")
+
+    def variable_created(self, v: Variable) -> None:
+        self.own_storage(v)
+
+    def assigned(self, v: Variable) -> None:
+        if self.failure is not None:
+            return
+        if v._backend is not self.backend:
+            self.fail(f"variable {v.name!r} was assigned a value on backend {v._backend.name!r}")
+            return
+        self.steps.append(Assign(self._variable(v), self._input(v._data)))
+
+    def fail(self, reason: str) -> None:
+        if self.failure is None:
+            self.failure = reason
+
+    # -- what stateful host code tells the tracer
+
+    def on_replay(self, callback: Callable[[], Any]) -> None:
+        """Run ``callback()`` at the start of every replay (in trace order): host state a call advances."""
+        self.host.append(HostInput(callback, None, ()))
+
+    def host_values(self, compute: Callable[[], Sequence[float]], values: Sequence[float], dtype: str) -> list[Tensor]:
+        """``values`` as tensors of ``dtype`` that a replay makes again from ``compute()`` (same length)."""
+        from tensorplug.ops import tensor
+
+        tensors = [tensor(v, dtype) for v in values]
+        registers = []
+        for t in tensors:
+            registers.append(self._register(t._data, "host"))
+        self.host.append(HostInput(compute, dtype, tuple(registers)))
+        return tensors
+
+
+def _user_location() -> str:
+    """`` at file:line (`source`)``: the first frame outside tensorplug, for messages."""
+    frame = sys._getframe(2)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:
+        return ""
+    filename, line = frame.f_code.co_filename, frame.f_lineno
+    source = linecache.getline(filename, line).strip()
+    return f" at {os.path.basename(filename)}:{line}" + (f" (`{source}`)" if source else "")
+
+
+# -- building the program and its replay ---------------------------------------------------------------------
+
+
+def _build(tracer: Tracer, output_registers: list[int]) -> Program:
+    """The program of a finished trace: unused kernel calls dropped, each register released after its last use."""
+    live = set(output_registers)
+    kept: list[Step | Assign] = []
+    for step in reversed(tracer.steps):
+        if isinstance(step, Assign):
+            kept.append(step)
+            live.add(step.register)
+        elif any(r in live for r in step.outputs):
+            kept.append(step)
+            for _, r in step.inputs:
+                live.update(r if isinstance(r, tuple) else (r,))
+    kept.reverse()
+    last_use: dict[int, int] = {}
+    for i, step in enumerate(kept):
+        if isinstance(step, Assign):
+            last_use[step.register] = i
+        else:
+            for _, r in step.inputs:
+                for reg in r if isinstance(r, tuple) else (r,):
+                    last_use[reg] = i
+            for reg in step.outputs:
+                last_use.setdefault(reg, i)  # an output nothing reads goes right away
+    constants = {reg for reg, _ in tracer.constants if reg in live}
+    keep_alive = set(output_registers) | constants
+    frees: dict[int, list[int]] = {}
+    for reg, i in last_use.items():
+        if reg not in keep_alive:
+            frees.setdefault(i, []).append(reg)
+    steps: list[Step | Assign] = []
+    for i, step in enumerate(kept):
+        free = tuple(sorted(frees.get(i, ())))
+        if isinstance(step, Assign):
+            steps.append(Assign(step.variable, step.register, free))
+        else:
+            steps.append(
+                Step(
+                    step.kernel,
+                    step.backend,
+                    step.function,
+                    step.inputs,
+                    step.attrs,
+                    step.outputs,
+                    step.sequence,
+                    step.gradient_of,
+                    free,
+                )
+            )
+    used_variables = sorted(
+        {i for i, reg in tracer.reads if reg in live} | {s.variable for s in kept if isinstance(s, Assign)}
+    )
+    renumber = {old: new for new, old in enumerate(used_variables)}
+    steps = [Assign(renumber[s.variable], s.register, s.free) if isinstance(s, Assign) else s for s in steps]
+    return Program(
+        name=tracer.name,
+        backend=tracer.backend,
+        arguments=tuple(tracer.arguments),
+        variables=tuple(weakref.ref(tracer.variables[i]) for i in used_variables),
+        variable_names=tuple(tracer.variables[i].name for i in used_variables),
+        reads=tuple((renumber[i], reg) for i, reg in tracer.reads if reg in live),
+        constants=tuple((reg, raw) for reg, raw in tracer.constants if reg in live),
+        host=tuple(tracer.host),
+        steps=tuple(steps),
+        outputs=tuple(output_registers),
+        specs=tuple(tracer.specs),
+        kinds=tuple(tracer.kinds),
+    )
+
+
+_codes = itertools.count()
+
+
+def _compile(program: Program) -> tuple[Callable[..., Any], types.CodeType, dict[int, int]]:
+    """The plain replay of ``program`` as a Python function ``replay(A, V, H)`` (arguments' storage, the
+    Variables, the host values), returning the output registers' storage; and which line runs which step."""
+    constants = {reg for reg, _ in program.constants}
+
+    def ref(reg: int) -> str:
+        return f"c{reg}" if reg in constants else f"r{reg}"
+
+    def refs(r: int | tuple[int, ...]) -> str:
+        return "[" + ", ".join(ref(i) for i in r) + "]" if isinstance(r, tuple) else ref(r)
+
+    namespace: dict[str, Any] = {"be": program.backend}
+    for reg, raw in program.constants:
+        namespace[f"c{reg}"] = raw
+    lines = ["def replay(A, V, H):"]
+    for i, reg in enumerate(program.arguments):
+        lines.append(f"    r{reg} = A[{i}]")
+    for index, reg in program.reads:
+        lines.append(f"    r{reg} = V[{index}]._data")
+    position = 0
+    for entry in program.host:
+        for reg in entry.registers:
+            lines.append(f"    r{reg} = H[{position}]")
+            position += 1
+    line_steps: dict[int, int] = {}
+    for i, step in enumerate(program.steps):
+        if isinstance(step, Assign):
+            lines.append(f"    V[{step.variable}]._data = {ref(step.register)}")
+        else:
+            namespace[f"k{i}"] = step.function
+            namespace[f"t{i}"] = step.attrs
+            inputs = ", ".join(f"{name!r}: {refs(r)}" for name, r in step.inputs)
+            outs = ", ".join(f"r{r}" for r in step.outputs)
+            if step.sequence:
+                outs += "," if len(step.outputs) == 1 else ""
+            lines.append(f"    {outs or '_'} = k{i}({{{inputs}}}, t{i}, be)")
+        line_steps[len(lines)] = i
+        if step.free:
+            lines.append(f"    del {', '.join(f'r{r}' for r in step.free)}")
+    lines.append(f"    return ({''.join(ref(r) + ', ' for r in program.outputs)})")
+    source = "\n".join(lines) + "\n"
+    filename = f"<tp.function {program.name} #{next(_codes)}>"
+    code = compile(source, filename, "exec")
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # tracebacks show it
+    exec(code, namespace)
+    replay = namespace["replay"]
+    return replay, replay.__code__, line_steps
+
+
+def _replay_observed(
+    program: Program, arguments: list[Any], variables: list[Variable], host: list[Any]
+) -> tuple[Any, ...]:
+    """The replay that tp.profile and debug mode see: each step a KernelCall to this thread's observers."""
+    observers = (*(state.observers or ()), *everywhere)
+    synchronize = any(o.synchronize for o in observers)
+    backend = program.backend
+    regs: dict[int, Any] = dict(program.constants)
+    for reg, raw in zip(program.arguments, arguments, strict=True):
+        regs[reg] = raw
+    for index, reg in program.reads:
+        regs[reg] = variables[index]._data
+    position = 0
+    for entry in program.host:
+        for reg in entry.registers:
+            regs[reg] = host[position]
+            position += 1
+    for i, step in enumerate(program.steps):
+        if isinstance(step, Assign):
+            variables[step.variable]._data = regs[step.register]
+        else:
+            inputs = {name: [regs[j] for j in r] if isinstance(r, tuple) else regs[r] for name, r in step.inputs}
+            if synchronize:
+                backend.synchronize()
+            start = time.perf_counter()
+            try:
+                out = step.function(inputs, step.attrs, backend)
+            except TensorplugError:
+                raise
+            except Exception as exc:
+                raise KernelError(_failure_message(program, i, exc)) from exc
+            if synchronize:
+                backend.synchronize()
+            seconds = time.perf_counter() - start
+            outputs = tuple(out) if step.sequence else (out,)
+            ran_on = getattr(step.function, "target", None)
+            call = KernelCall(
+                step.kernel,
+                backend,
+                inputs,
+                step.attrs,
+                outputs,
+                seconds,
+                step.gradient_of,
+                ran_on,
+                step.function,
+                step.sequence,
+            )
+            for observer in observers:
+                observer.kernel_ran(call)
+            for reg, raw in zip(step.outputs, outputs, strict=True):
+                regs[reg] = raw
+        for reg in step.free:
+            del regs[reg]
+    return tuple(regs[r] for r in program.outputs)
+
+
+def _failure_message(program: Program, index: int, exc: BaseException) -> str:
+    step = program.steps[index]
+    assert isinstance(step, Step)
+    parts = ", ".join(
+        f"{name}=[{', '.join(program.specs[j] for j in r)}]" if isinstance(r, tuple) else f"{name}={program.specs[r]}"
+        for name, r in step.inputs
+    )
+    phase = f", in the gradient of {step.gradient_of!r}" if step.gradient_of else ""
+    return (
+        f"kernel {step.kernel!r} on backend {step.backend!r} failed for inputs {parts or '(none)'} and attrs "
+        f"{step.attrs!r}: {type(exc).__name__}: {exc} (replaying tp.function {program.name!r}, kernel call "
+        f"{sum(isinstance(s, Step) for s in program.steps[: index + 1])} of {len(program.kernel_steps)}{phase}; "
+        "the same call runs eagerly if you call the function inside tp.no_grad() after f.clear_cache(), "
+        "or without tp.function)"
+    )
+
+
+# -- the signature, and structures of tensors ----------------------------------------------------------------
+
+
+_version = itertools.count()
+_registry_version = next(_version)
+
+
+def _registries_changed(key: Any) -> None:
+    global _registry_version
+    _registry_version = next(_version)  # every trace made before is stale: its kernels or gradients changed
+
+
+kernel_registry.on_change(_registries_changed)
+gradient_registry.on_change(_registries_changed)
+
+
+def _signature(fname: str, value: Any, key: list[Any], leaves: list[Tensor], where: str) -> None:
+    """Append ``value``'s part of the cache key to ``key``, and its tensors (Variables left out) to ``leaves``."""
+    kind = type(value)
+    if kind is Tensor:
+        key.append((value._backend, value._data.shape, value._dtype or value.dtype))
+        leaves.append(value)
+    elif kind is Variable or isinstance(value, Variable):
+        key.append((Variable, id(value), value._backend, value._data.shape, value.dtype))
+    elif isinstance(value, Tensor):
+        key.append((kind, value._backend, value._data.shape, value.dtype))
+        leaves.append(value)
+    elif kind is tuple or kind is list or (isinstance(value, tuple) and hasattr(value, "_fields")):
+        key.append((kind, len(value)))
+        for i, item in enumerate(value):
+            _signature(fname, item, key, leaves, f"{where}[{i}]")
+    elif kind is dict:
+        key.append((dict, tuple(value)))
+        for k, item in value.items():
+            _signature(fname, item, key, leaves, f"{where}[{k!r}]")
+    else:
+        try:
+            hash(value)
+        except TypeError:
+            hint = " (a numpy array: pass tp.tensor(array))" if hasattr(value, "__array__") else ""
+            raise InvalidArgumentError(
+                f"tp.function {fname!r}: {where} is a {kind.__name__}{hint}, which is not hashable, so it cannot "
+                "be part of the trace signature (Python values are static: a new value traces again). Pass "
+                "tensors, hashable Python values, or lists, tuples and dicts of them"
+            ) from None
+        key.append((kind, value))
+
+
+def _flatten(value: Any, leaves: list[Tensor]) -> Any:
+    """The structure of ``value`` with its Tensors collected in ``leaves`` (for :func:`_unflatten`)."""
+    kind = type(value)
+    if isinstance(value, Tensor):
+        leaves.append(value)
+        return None
+    if kind is tuple or kind is list:
+        return (kind, [_flatten(v, leaves) for v in value])
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return (kind, [_flatten(v, leaves) for v in value])
+    if kind is dict:
+        return (dict, {k: _flatten(v, leaves) for k, v in value.items()})
+    return ("static", value)
+
+
+def _unflatten(structure: Any, leaves: Any) -> Any:
+    if structure is None:
+        return next(leaves)
+    kind, content = structure
+    if kind == "static":
+        return content
+    if kind is dict:
+        return {k: _unflatten(v, leaves) for k, v in content.items()}
+    items = [_unflatten(v, leaves) for v in content]
+    if kind is tuple or kind is list:
+        return kind(items)
+    return kind(*items)  # a NamedTuple (tp.variable_grads's result, say)
+
+
+def _rebuild(structure: Any, value: Any, swap: Callable[[Tensor], Tensor]) -> Any:
+    """``value`` with each Tensor replaced by ``swap(tensor)`` (the arguments the trace sees)."""
+    if isinstance(value, Tensor):
+        return swap(value)
+    kind = type(value)
+    if kind is tuple or kind is list:
+        return kind(_rebuild(None, v, swap) for v in value)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return kind(*(_rebuild(None, v, swap) for v in value))
+    if kind is dict:
+        return {k: _rebuild(None, v, swap) for k, v in value.items()}
+    return value
+
+
+# -- the function --------------------------------------------------------------------------------------------
+
+
+class _Stale(Exception):
+    """A trace cannot serve this call (a variable it reads was collected, or moved): trace again."""
+
+
+@dataclass(eq=False)
+class _Trace:
+    """What the cache holds per signature: the program and its compiled replay, or why it runs eagerly."""
+
+    program: Program | None
+    reason: str | None = None
+    replay: Callable[..., Any] | None = None
+    code: types.CodeType | None = None
+    line_steps: dict[int, int] = field(default_factory=dict)
+    structure: Any = None
+    dtypes: tuple[str | None, ...] = ()
+    used: int = 0
+
+
+_uses = itertools.count()
+
+
+class Function(Generic[P, R]):
+    """A function traced once per input signature and replayed as a flat program of kernel calls.
+
+    Made by :func:`function`; see it for the rules. ``trace_count`` counts the traces made,
+    ``clear_cache()`` forgets them, ``program(*args)`` shows the program a call with these arguments
+    replays (tracing first if needed).
+    """
+
+    def __init__(self, fn: Callable[P, R], max_traces: int = DEFAULT_MAX_TRACES) -> None:
+        if not callable(fn):
+            raise InvalidArgumentError(f"tp.function: expects a function, got a {type(fn).__name__}")
+        if isinstance(max_traces, bool) or not isinstance(max_traces, int) or max_traces < 1:
+            raise InvalidArgumentError(f"tp.function: max_traces must be an int >= 1, got {max_traces!r}")
+        self.python_function = fn
+        self.max_traces = max_traces
+        self.trace_count = 0
+        self._cache: dict[tuple[Any, ...], _Trace] = {}
+        self._lock = threading.Lock()
+        self._warned_retracing = False
+        self.__name__ = getattr(fn, "__name__", type(fn).__name__)
+        functools.update_wrapper(self, fn)
+
+    def __repr__(self) -> str:
+        return f"<tp.function {self.__name__!r}: {len(self._cache)} traces cached, {self.trace_count} made>"
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """As a method: the instance is a static argument (hashable by identity, as objects are by default)."""
+        if obj is None:
+            return self
+        return types.MethodType(self, obj)
+
+    def clear_cache(self) -> None:
+        """Forget every trace: the next call with any signature traces again."""
+        with self._lock:
+            self._cache.clear()
+
+    def _key(
+        self, backend: Backend, args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tensor]
+    ) -> tuple[Any, ...]:
+        overrides = state.overrides
+        key: list[Any] = [backend, _registry_version, None if not overrides else frozenset(overrides.items())]
+        fname = self.__name__
+        for i, a in enumerate(args):
+            if type(a) is Tensor:  # the common case, inline
+                key.append((a._backend, a._data.shape, a._dtype or a.dtype))
+                leaves.append(a)
+            else:
+                _signature(fname, a, key, leaves, f"argument {i}")
+        for name in sorted(kwargs):
+            key.append(name)
+            _signature(fname, kwargs[name], key, leaves, f"argument {name!r}")
+        return tuple(key)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if state.tape is not None or state.tracer is not None:
+            # Recorded by an outer gradient scope (so that gradients flow through f), or inside another trace
+            # (which records f's kernels as its own): f runs as plain Python.
+            return self.python_function(*args, **kwargs)
+        backend = engine.active or engine.ensure_active()
+        leaves: list[Tensor] = []
+        key = self._key(backend, args, kwargs, leaves)
+        entry = self._cache.get(key)
+        if entry is None:
+            return self._trace(key, backend, args, kwargs)
+        entry.used = next(_uses)
+        if entry.program is None:
+            return self.python_function(*args, **kwargs)
+        try:
+            return self._replay(entry, leaves)  # type: ignore[no-any-return]
+        except _Stale:
+            with self._lock:
+                if self._cache.get(key) is entry:
+                    del self._cache[key]
+            return self._trace(key, backend, args, kwargs)
+
+    def program(self, *args: P.args, **kwargs: P.kwargs) -> Program:
+        """The program that a call with these arguments replays (the call traces f first if needed, running it)."""
+        backend = engine.active or engine.ensure_active()
+        key = self._key(backend, args, kwargs, [])
+        entry = self._cache.get(key)
+        if entry is None:
+            self(*args, **kwargs)
+            entry = self._cache.get(key)
+        if entry is None:
+            raise TensorplugError(
+                f"tp.function {self.__name__!r}: no trace for these arguments (called inside a gradient scope or "
+                "another trace, it runs as plain Python)"
+            )
+        if entry.program is None:
+            raise TensorplugError(f"tp.function {self.__name__!r} runs eagerly for these arguments: {entry.reason}")
+        return entry.program
+
+    # -- tracing
+
+    def _trace(self, key: tuple[Any, ...], backend: Backend, args: tuple[Any, ...], kwargs: dict[str, Any]) -> R:
+        tracer = Tracer(self.__name__, backend)
+        state.tracer = tracer
+        try:
+            with observing(tracer):
+                for v in live_variables():
+                    tracer.own_storage(v)
+
+                def swap(t: Tensor) -> Tensor:
+                    return t if isinstance(t, Variable) else tracer.argument(t)
+
+                traced_args = _rebuild(None, args, swap)
+                traced_kwargs = {k: _rebuild(None, v, swap) for k, v in kwargs.items()}
+                result = self.python_function(*traced_args, **traced_kwargs)
+                leaves: list[Tensor] = []
+                structure = _flatten(result, leaves)
+                outputs = []
+                for t in leaves:
+                    if t._backend is not backend:
+                        tracer.fail(f"it returned a tensor on backend {t._backend.name!r}")
+                        break
+                    outputs.append(tracer._input(t._data))
+        finally:
+            state.tracer = None
+        if tracer.failure is not None:
+            entry = _Trace(None, tracer.failure)
+            warn(
+                f"tp.function {self.__name__!r} cannot be replayed for this signature, so it runs eagerly at every "
+                f"call with it: {tracer.failure}. A replay runs the recorded kernels only, so values must stay on the "
+                "tensor side: use tp.where instead of an `if` on a tensor, keep losses as tensors and read them "
+                "after the call, or pass the Python value as an argument (a static one: each value traces once)",
+                FunctionWarning,
+                stacklevel=3,
+            )
+        else:
+            program = _build(tracer, outputs)
+            replay, code, line_steps = _compile(program)
+            dtypes = tuple(t.dtype for t in leaves)
+            entry = _Trace(program, None, replay, code, line_steps, structure, dtypes)
+        entry.used = next(_uses)
+        self._store(key, entry)
+        return result
+
+    def _store(self, key: tuple[Any, ...], entry: _Trace) -> None:
+        with self._lock:
+            self.trace_count += 1
+            self._cache[key] = entry
+            if len(self._cache) > self.max_traces:
+                oldest = min(self._cache, key=lambda k: self._cache[k].used)
+                del self._cache[oldest]
+                warn_now = not self._warned_retracing
+                self._warned_retracing = True
+            else:
+                warn_now = False
+        if warn_now:
+            warn(
+                f"tp.function {self.__name__!r} has been traced {self.trace_count} times, more than max_traces="
+                f"{self.max_traces}: its signature keeps changing, and each trace runs the function eagerly and "
+                "records it again. Python arguments are static (each new value traces again): pass numbers that "
+                "change as tensors; tensors of new shapes or dtypes trace again too. Raise the bound with "
+                "tp.function(max_traces=N) if these signatures are all needed",
+                FunctionWarning,
+                stacklevel=4,
+            )
+
+    # -- replaying
+
+    def _replay(self, entry: _Trace, leaves: list[Tensor]) -> Any:
+        program = entry.program
+        assert program is not None
+        backend = program.backend
+        variables = []
+        for ref in program.variables:
+            v = ref()
+            if v is None or v._backend is not backend:
+                raise _Stale
+            variables.append(v)
+        host: list[Any] = []
+        if program.host:
+            from tensorplug.ops import tensor
+
+            for h in program.host:
+                values = h.compute()
+                if h.dtype is not None:
+                    host.extend(tensor(value, h.dtype)._data for value in values)
+        arguments = [t._data for t in leaves]
+        if state.observers is not None or everywhere:
+            outputs = _replay_observed(program, arguments, variables, host)
+        else:
+            try:
+                outputs = entry.replay(arguments, variables, host)  # type: ignore[misc]
+            except TensorplugError:
+                raise
+            except Exception as exc:
+                raise KernelError(_failure_message(program, self._failed_step(entry, exc), exc)) from exc
+        dtypes = entry.dtypes
+        if entry.structure is None:
+            return _wrap(outputs[0], backend, dtypes[0])
+        tensors = [_wrap(raw, backend, dtype) for raw, dtype in zip(outputs, dtypes, strict=True)]
+        return _unflatten(entry.structure, iter(tensors))
+
+    @staticmethod
+    def _failed_step(entry: _Trace, exc: BaseException) -> int:
+        tb = exc.__traceback__
+        index = 0
+        while tb is not None:
+            if tb.tb_frame.f_code is entry.code:
+                index = entry.line_steps.get(tb.tb_lineno, index)
+            tb = tb.tb_next
+        return index
+
+
+def _wrap(raw: Any, backend: Backend, dtype: str | None) -> Tensor:
+    t = _new(Tensor)
+    t._data = raw
+    t._backend = backend
+    t._tape = None
+    t._dtype = dtype
+    return t
+
+
+def function(fn: Callable[P, R] | None = None, *, max_traces: int = DEFAULT_MAX_TRACES) -> Any:
+    """Trace ``fn`` once per input signature and replay the kernels it ran, as ``tf.function`` / ``jax.jit``.
+
+    Use it as ``@tp.function``, ``@tp.function(max_traces=4)`` or ``tp.function(fn)``. The first call with a
+    new signature (each tensor argument's shape, dtype, backend and device; other arguments by value; the
+    active backend and gradient override scopes) runs ``fn`` eagerly and records every kernel it runs,
+    forward and backward; later calls replay those kernels on raw storage. Variables are read at the start
+    of each replay and ``assign`` is redone, so an optimizer step inside ``fn`` updates them at every call.
+    Python side effects (print, making Variables or optimizer slots) happen at trace time only. See the
+    README section "Tracing with tp.function" for what cannot be replayed (it then runs eagerly, with a
+    ``tp.FunctionWarning``), and how gradient scopes, ``tp.profile`` and ``tp.debug`` behave.
+
+    >>> import tensorplug as tp
+    >>> @tp.function
+    ... def f(x):
+    ...     return tp.tanh(x) * 2.0
+    >>> f(tp.tensor([0.0, 1.0])).shape, f(tp.tensor([0.5, 2.0])).shape, f.trace_count
+    ((2,), (2,), 1)
+    """
+    if fn is None:
+        return lambda f: Function(f, max_traces)
+    return Function(fn, max_traces)

@@ -1,0 +1,483 @@
+"""tp.function: traced replays give what eager calls give, bit for bit; retracing, fallbacks and scopes."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tensorplug as tp
+from tensorplug.testing._conformance import Case
+from tensorplug.testing.cases._composite import CASES as COMPOSITE_CASES
+
+rng = np.random.default_rng(14)
+
+
+def f32(*shape: int) -> tp.Tensor:
+    return tp.tensor(rng.standard_normal(shape).astype(np.float32))
+
+
+def same(a: Any, b: Any) -> None:
+    """``a`` and ``b`` (tensors, or structures of them) hold the same bits, dtypes and shapes."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict)
+        assert list(a) == list(b)
+        for k in a:
+            same(a[k], b[k])
+        return
+    if isinstance(a, list | tuple):
+        assert type(a) is type(b)
+        assert len(a) == len(b)
+        for x, y in zip(a, b, strict=True):
+            same(x, y)
+        return
+    assert isinstance(a, tp.Tensor), a
+    assert isinstance(b, tp.Tensor), b
+    assert (a.shape, a.dtype) == (b.shape, b.dtype)
+    assert a.numpy().tobytes() == b.numpy().tobytes(), (a.numpy(), b.numpy())
+
+
+def check_replays(fn: Callable[..., Any], make_args: Callable[[], tuple[Any, ...]], calls: int = 3) -> tp.Function:
+    """Call ``tp.function(fn)`` on fresh arguments several times: each result equals ``fn``'s eager one, and only
+    the first call traced (the others replayed)."""
+    traced = tp.function(fn)
+    for _ in range(calls):
+        args = make_args()
+        same(traced(*args), fn(*args))
+    assert traced.trace_count == 1
+    return traced
+
+
+# -- values and gradients ---------------------------------------------------------------------------------------
+
+
+def test_an_elementwise_chain_replays_bit_for_bit() -> None:
+    def chain(x: tp.Tensor, y: tp.Tensor) -> tp.Tensor:
+        return tp.exp(tp.sin(x) * 0.5 + tp.square(y)) / (1.0 + tp.abs(x - y))
+
+    traced = check_replays(chain, lambda: (f32(3, 4), f32(4)))
+    kernels = [s.kernel for s in traced.program(f32(3, 4), f32(4)).kernel_steps]
+    assert kernels == ["Sin", "Multiply", "Square", "Add", "Exp", "Sub", "Abs", "Add", "RealDiv"]
+
+
+def mlp_weights(sizes: tuple[int, ...], seed: int = 0) -> list[np.ndarray]:
+    r = np.random.default_rng(seed)
+    weights = []
+    for a, b in itertools.pairwise(sizes):
+        weights += [(r.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32), np.zeros(b, np.float32)]
+    return weights
+
+
+def mlp(x: tp.Tensor, *params: tp.Tensor) -> tp.Tensor:
+    h = x
+    for i in range(0, len(params), 2):
+        h = tp.matmul(h, params[i]) + params[i + 1]
+        if i + 2 < len(params):
+            h = tp.relu(h)
+    return h
+
+
+def test_an_mlp_forward_pass_replays_bit_for_bit() -> None:
+    params = [tp.tensor(w) for w in mlp_weights((8, 16, 4))]
+    check_replays(mlp, lambda: (f32(5, 8), *params))
+
+
+def mlp_loss(x: tp.Tensor, labels: tp.Tensor, *params: tp.Tensor) -> tp.Tensor:
+    return tp.losses.softmax_cross_entropy(labels, mlp(x, *params))
+
+
+def onehot(n: int, classes: int) -> tp.Tensor:
+    return tp.tensor(np.eye(classes, dtype=np.float32)[rng.integers(0, classes, n)])
+
+
+def test_value_and_grads_of_an_mlp_loss_replay_bit_for_bit() -> None:
+    params = [tp.tensor(w) for w in mlp_weights((8, 16, 4))]
+
+    def value_and_grads(x: tp.Tensor, labels: tp.Tensor, *ps: tp.Tensor) -> Any:
+        return tp.value_and_grads(lambda *ws: mlp_loss(x, labels, *ws))(list(ps))
+
+    check_replays(value_and_grads, lambda: (f32(6, 8), onehot(6, 4), *params))
+
+
+def test_softmax_cross_entropy_and_its_gradient_replay_bit_for_bit() -> None:
+    def loss_and_grad(labels: tp.Tensor, logits: tp.Tensor) -> Any:
+        return tp.value_and_grad(lambda z: tp.losses.softmax_cross_entropy(labels, z))(logits)
+
+    check_replays(loss_and_grad, lambda: (onehot(7, 5), f32(7, 5)))
+
+
+def test_second_order_gradients_replay_bit_for_bit() -> None:
+    def second(x: tp.Tensor) -> tp.Tensor:
+        return tp.grad(lambda u: tp.sum(tp.grad(lambda v: tp.sum(tp.sin(v) * v * v))(u)))(x)
+
+    check_replays(second, lambda: (f32(5),))
+
+
+def test_custom_grad_replays_bit_for_bit() -> None:
+    @tp.custom_grad
+    def clipped_square(x: tp.Tensor) -> Any:
+        return tp.square(x), lambda dy: tp.clip_by_value(dy * 2.0 * x, -0.5, 0.5)
+
+    check_replays(lambda x: tp.grad(lambda v: tp.sum(clipped_square(v) * 3.0))(x), lambda: (f32(6),))
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in COMPOSITE_CASES if c.raises is None and c.check is None], ids=lambda c: c.id
+)
+def test_composite_conformance_cases_replay_as_they_run_eagerly(case: Case) -> None:
+    """Each composite op (and its gradient where the case has one) traced, replayed on other values, equals eager."""
+    arrays = [np.asarray(a) for a in case.inputs]
+
+    def make_args() -> tuple[Any, ...]:
+        out = []
+        for a in arrays:
+            jitter = rng.uniform(0.9, 1.1, a.shape).astype(a.dtype) if a.dtype.kind == "f" else 1
+            out.append(tp.tensor(a * jitter))
+        return tuple(out)
+
+    check_replays(case.op, make_args)
+    if case.grad:
+        check_replays(lambda *xs: tp.grads(lambda *ys: tp.sum(case.op(*ys)))(list(xs)), make_args)
+
+
+# -- variables and optimizers -----------------------------------------------------------------------------------
+
+
+def train_pair(optimizer: Callable[[], Any], steps: int = 5) -> None:
+    """The same MLP trained ``steps`` steps eagerly and through a tp.function: same losses, weights and slots."""
+    sizes = (8, 16, 4)
+    eager_vars = [tp.variable(w) for w in mlp_weights(sizes, 1)]
+    traced_vars = [tp.variable(w) for w in mlp_weights(sizes, 1)]
+    eager_opt, traced_opt = optimizer(), optimizer()
+
+    @tp.function
+    def step(x: tp.Tensor, labels: tp.Tensor) -> tp.Tensor:
+        return traced_opt.minimize(lambda: mlp_loss(x, labels, *traced_vars), traced_vars)
+
+    for _ in range(steps):
+        x, labels = f32(6, 8), onehot(6, 4)
+        eager_loss = eager_opt.minimize(lambda: mlp_loss(x, labels, *eager_vars), eager_vars)  # noqa: B023 (called here)
+        same(step(x, labels), eager_loss)
+        for a, b in zip(traced_vars, eager_vars, strict=True):
+            same(tp.tensor(a), tp.tensor(b))
+    assert step.trace_count == 1
+    assert traced_opt.iterations == eager_opt.iterations == steps
+    same([w for _, w in traced_opt.get_weights()], [w for _, w in eager_opt.get_weights()])
+
+
+def test_an_sgd_step_inside_a_function_updates_the_variables_at_every_call() -> None:
+    train_pair(lambda: tp.train.SGD(0.1))
+
+
+def test_an_adam_step_makes_its_slots_at_the_first_call_and_replays_the_rest() -> None:
+    train_pair(lambda: tp.train.Adam(0.01))
+
+
+@pytest.mark.parametrize("make", [lambda: tp.train.Momentum(0.1, 0.9), lambda: tp.train.RMSProp(0.01, centered=True)])
+def test_other_optimizers_replay_as_they_run_eagerly(make: Callable[[], Any]) -> None:
+    train_pair(make, steps=3)
+
+
+def test_a_snapshot_of_a_variable_taken_before_the_trace_stays_a_constant() -> None:
+    w = tp.variable([1.0, 2.0])
+    anchor = tp.tensor(w)  # shares w's storage
+
+    @tp.function
+    def step() -> tp.Tensor:
+        penalty = tp.sum(tp.square(w - anchor))
+        w.assign(w + 1.0)
+        return penalty
+
+    assert [step().item() for _ in range(3)] == [0.0, 2.0, 8.0]
+    assert w.tolist() == [4.0, 5.0]
+
+
+def test_the_same_tensor_passed_twice_is_two_arguments_to_the_replay() -> None:
+    @tp.function
+    def f(a: tp.Tensor, b: tp.Tensor) -> tp.Tensor:
+        return a - b
+
+    x = tp.tensor([1.0, 2.0])
+    assert f(x, x).tolist() == [0.0, 0.0]
+    assert f(x, tp.tensor([0.5, 0.5])).tolist() == [0.5, 1.5]
+
+
+def test_a_variable_argument_is_read_and_assigned_by_identity() -> None:
+    @tp.function
+    def bump(v: tp.Variable) -> tp.Tensor:
+        v.assign(v * 2.0)
+        return v + 0.0
+
+    a, b = tp.variable([1.0]), tp.variable([10.0])
+    assert [bump(a).item(), bump(a).item(), bump(b).item()] == [2.0, 4.0, 20.0]
+    assert (a.item(), b.item(), bump.trace_count) == (4.0, 20.0, 2)
+
+
+# -- randomness ---------------------------------------------------------------------------------------------------
+
+
+def test_seeded_dropout_replays_the_eager_values() -> None:
+    check_replays(lambda x: tp.dropout(x, 0.5, seed=3), lambda: (f32(50),))
+
+
+def test_unseeded_random_ops_draw_fresh_values_at_every_replay() -> None:
+    noisy = tp.function(lambda x: x + tp.random_normal(x.shape))
+    x = tp.zeros((64,))
+    draws = [noisy(x).numpy().tobytes() for _ in range(4)]
+    assert len(set(draws)) == 4
+    assert noisy.trace_count == 1
+
+
+# -- signatures and retracing -------------------------------------------------------------------------------------
+
+
+def test_python_arguments_are_static_and_pick_the_branch() -> None:
+    @tp.function
+    def f(x: tp.Tensor, mode: str, scale: float = 1.0) -> tp.Tensor:
+        return tp.exp(x) * scale if mode == "exp" else tp.log(x) * scale
+
+    x = tp.tensor([1.0, 2.0])
+    same(f(x, "exp"), tp.exp(x))
+    same(f(x, "log"), tp.log(x))
+    same(f(x, "log", scale=3.0), tp.log(x) * 3.0)
+    same(f(x, "exp"), tp.exp(x))
+    assert f.trace_count == 3
+
+
+def test_a_new_shape_or_dtype_retraces() -> None:
+    f = tp.function(lambda x: x * 2)
+    same(f(tp.tensor([1.0])), tp.tensor([2.0]))
+    same(f(tp.tensor([1.0, 2.0])), tp.tensor([2.0, 4.0]))
+    same(f(tp.tensor([1, 2])), tp.tensor([2, 4]))
+    same(f(tp.tensor([3.0])), tp.tensor([6.0]))
+    assert f.trace_count == 3
+    f.clear_cache()
+    f(tp.tensor([3.0]))
+    assert f.trace_count == 4
+
+
+def test_nested_arguments_and_results_keep_their_structure() -> None:
+    @tp.function
+    def f(pair: tuple[tp.Tensor, tp.Tensor], options: dict[str, Any]) -> dict[str, Any]:
+        a, b = pair
+        return {"sum": a + b, "parts": [a * options["k"], b], "k": options["k"]}
+
+    for k in (2.0, 2.0, 3.0):
+        a, b = f32(2), f32(2)
+        out = f((a, b), {"k": k})
+        same({"sum": out["sum"], "parts": out["parts"]}, {"sum": a + b, "parts": [a * k, b]})
+        assert out["k"] == k
+    assert f.trace_count == 2
+
+
+def test_an_unhashable_python_argument_is_refused_with_what_to_pass() -> None:
+    f = tp.function(lambda x, w: x)
+    with pytest.raises(tp.InvalidArgumentError, match=r"argument 1 is a ndarray \(a numpy array: pass tp.tensor"):
+        f(tp.tensor([1.0]), np.ones(2))
+
+
+def test_retracing_past_max_traces_warns_once_and_keeps_the_cache_bounded() -> None:
+    f = tp.function(lambda x, n: x * n, max_traces=3)
+    x = tp.tensor([1.0])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in range(6):
+            assert f(x, n).tolist() == [float(n)]
+    retrace = [w for w in caught if issubclass(w.category, tp.FunctionWarning)]
+    assert len(retrace) == 1
+    assert "more than max_traces=3" in str(retrace[0].message)
+    assert f.trace_count == 6
+    assert len(f._cache) == 3
+
+
+# -- what cannot be replayed ---------------------------------------------------------------------------------------
+
+
+def test_a_value_read_inside_the_function_makes_it_run_eagerly_with_one_warning() -> None:
+    @tp.function
+    def f(x: tp.Tensor) -> tp.Tensor:
+        if tp.sum(x).item() > 0:
+            return x * 2.0
+        return x * -1.0
+
+    with pytest.warns(tp.FunctionWarning, match=r"float32\[\] \(computed by the function\): its value was read back"):
+        assert f(tp.tensor([1.0, 2.0])).tolist() == [2.0, 4.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert f(tp.tensor([-1.0, -2.0])).tolist() == [1.0, 2.0]  # right branch: eager, no second warning
+        assert f(tp.tensor([3.0, 1.0])).tolist() == [6.0, 2.0]
+    assert f.trace_count == 1
+    with pytest.raises(tp.TensorplugError, match=r"runs eagerly for these arguments: .*test_function\.py"):
+        f.program(tp.tensor([1.0, 2.0]))
+
+
+def test_reading_a_constant_is_fine() -> None:
+    table = tp.tensor([3, 1])
+
+    @tp.function
+    def f(x: tp.Tensor) -> tp.Tensor:
+        return tp.reshape(x, table.tolist())
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        same(f(tp.tensor([1.0, 2.0, 3.0])), tp.tensor([[1.0], [2.0], [3.0]]))
+        same(f(tp.tensor([4.0, 5.0, 6.0])), tp.tensor([[4.0], [5.0], [6.0]]))
+    assert f.program(tp.tensor([1.0, 2.0, 3.0])).kernel_steps[0].kernel == "Reshape"
+
+
+def test_taking_the_raw_storage_of_a_traced_tensor_runs_eagerly() -> None:
+    f = tp.function(lambda x: tp.tensor(np.sort((x * 2.0).raw)))
+    with pytest.warns(tp.FunctionWarning, match=r"its raw storage was taken \(Tensor.raw\)"):
+        f(tp.tensor([2.0, 1.0]))
+    assert f(tp.tensor([3.0, -1.0])).tolist() == [-2.0, 6.0]
+
+
+def test_printing_a_traced_tensor_runs_eagerly() -> None:
+    @tp.function
+    def f(x: tp.Tensor) -> tp.Tensor:
+        y = x + 1.0
+        str(y)
+        return y
+
+    with pytest.warns(tp.FunctionWarning, match="read back to Python"):
+        f(tp.tensor([1.0]))
+    assert f(tp.tensor([5.0])).tolist() == [6.0]
+
+
+# -- scopes, observers, errors, threads ----------------------------------------------------------------------------
+
+
+def test_gradients_flow_through_a_function_called_in_an_outer_gradient_scope() -> None:
+    f = tp.function(lambda x, w: tp.tanh(tp.matmul(x, w)))
+    x, w = f32(3, 4), f32(4, 2)
+    f(x, w)  # a trace exists: the outer scope must still see the kernels
+    same(tp.grad(lambda w: tp.sum(f(x, w)))(w), tp.grad(lambda w: tp.sum(tp.tanh(tp.matmul(x, w))))(w))
+
+
+def test_gradient_overrides_are_captured_at_trace_time_and_a_new_scope_retraces() -> None:
+    double = {"Relu": lambda dy, saved, attrs: (dy * 2.0,)}
+
+    def d_relu(x: tp.Tensor) -> tp.Tensor:
+        return tp.grad(lambda v: tp.sum(tp.relu(v)))(x)
+
+    f = tp.function(d_relu)
+    x = tp.tensor([-1.0, 2.0])
+    same(f(x), tp.tensor([0.0, 1.0]))
+    with tp.gradient_overrides(double):
+        same(f(x), tp.tensor([2.0, 2.0]))
+        same(f(tp.tensor([3.0, -3.0])), tp.tensor([2.0, 2.0]))
+    with tp.gradient_overrides(double):
+        f(x)
+    same(f(tp.tensor([-3.0, 3.0])), tp.tensor([0.0, 1.0]))
+    assert f.trace_count == 2
+
+
+def test_tp_profile_lists_the_replayed_kernels() -> None:
+    def loss(x: tp.Tensor, w: tp.Tensor) -> tp.Tensor:
+        return tp.grad(lambda w: tp.sum(tp.tanh(x * w)))(w)
+
+    f = tp.function(loss)
+    x, w = f32(4), f32(4)
+    f(x, w)
+    replayed = tp.profile(f, x, w)
+    eager = tp.profile(loss, x, w)
+    assert [(k.name, k.phase) for k in replayed.kernels] == [(k.name, k.phase) for k in eager.kernels]
+    same(replayed.result, eager.result)
+    assert f.trace_count == 1
+
+
+def test_debug_mode_catches_a_nan_in_a_replay() -> None:
+    f = tp.function(lambda x: tp.sqrt(x) + 1.0)
+    f(tp.tensor([4.0]))
+    with tp.debug(), pytest.raises(tp.NonFiniteError, match="kernel 'Sqrt' on backend 'numpy'"):
+        f(tp.tensor([-4.0]))
+    assert f.trace_count == 1
+
+
+def test_a_kernel_error_in_a_replay_names_the_kernel_backend_shapes_and_dtypes() -> None:
+    def positive_only(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        x = inputs["x"]
+        if (x < 0).any():
+            raise ValueError("negative input")
+        return x * 2
+
+    tp.register_kernel("TestPositiveOnly", "numpy", positive_only)
+    try:
+        f = tp.function(lambda x: tp.run_kernel("TestPositiveOnly", {"x": tp.exp(x) - 2.0}))
+        f(tp.tensor([1.0, 2.0, 3.0]))
+        with pytest.raises(
+            tp.KernelError,
+            match=r"kernel 'TestPositiveOnly' on backend 'numpy' failed for inputs x=float32\[3\] and attrs \{\}: "
+            r"ValueError: negative input \(replaying tp.function '<lambda>', kernel call 3 of 3",
+        ):
+            f(tp.tensor([1.0, -2.0, 3.0]))
+    finally:
+        tp.unregister_kernel("TestPositiveOnly", "numpy")
+
+
+def test_a_kernel_registered_after_the_trace_makes_it_trace_again() -> None:
+    f = tp.function(lambda x: tp.abs(x))
+    x = tp.tensor([-1.0])
+    f(x)
+    tp.register_kernel("Abs", "numpy", lambda inputs, attrs, backend: inputs["x"] * 0 + 7, override=True)
+    try:
+        assert f(x).tolist() == [7.0]
+    finally:
+        tp.unregister_kernel("Abs", "numpy")
+    assert f(x).tolist() == [1.0]
+    assert f.trace_count == 3
+
+
+def test_two_threads_call_one_function() -> None:
+    params = [tp.tensor(w) for w in mlp_weights((8, 16, 4))]
+    f = tp.function(mlp)
+    inputs = [f32(5, 8) for _ in range(40)]
+    expected = [mlp(x, *params) for x in inputs]
+    results: dict[int, tp.Tensor] = {}
+    errors: list[BaseException] = []
+
+    def work(offset: int) -> None:
+        try:
+            for i in range(offset, len(inputs), 2):
+                results[i] = f(inputs[i], *params)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    same([results[i] for i in range(len(inputs))], expected)
+    assert f.trace_count <= 2  # each thread may trace the one signature once
+
+
+def test_a_function_called_inside_another_is_part_of_its_trace() -> None:
+    inner = tp.function(lambda x: tp.exp(x))
+    outer = tp.function(lambda x: inner(x) + 1.0)
+    x = tp.tensor([0.0, 1.0])
+    for _ in range(2):
+        same(outer(x), tp.exp(x) + 1.0)
+    assert [s.kernel for s in outer.program(x).kernel_steps] == ["Exp", "Add"]
+    assert inner.trace_count == 0
+
+
+def test_the_program_lists_arguments_variables_steps_and_outputs() -> None:
+    w = tp.variable([1.0, 2.0], name="test_function_w")
+
+    @tp.function
+    def f(x: tp.Tensor) -> tp.Tensor:
+        w.assign(w * x)
+        return tp.sum(w)
+
+    text = str(f.program(tp.tensor([1.0, 1.0])))
+    assert "r0 = argument 0: float32[2]" in text
+    assert "variable 'test_function_w': float32[2]" in text
+    assert "Multiply(a=r1, b=r0) -> float32[2]" in text
+    assert "assign variable 'test_function_w' = r2" in text
