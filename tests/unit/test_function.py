@@ -481,3 +481,22 @@ def test_the_program_lists_arguments_variables_steps_and_outputs() -> None:
     assert "variable 'test_function_w': float32[2]" in text
     assert "Multiply(a=r1, b=r0) -> float32[2]" in text
     assert "assign variable 'test_function_w' = r2" in text
+
+
+def test_a_kernel_input_name_that_is_not_a_str_runs_eagerly() -> None:
+    # The plain replay is generated Python source: only names whose repr is a plain literal may go into it.
+    class Name:
+        def __repr__(self) -> str:
+            return "__import__('os')"
+
+    @tp.register_kernel("OddNames", "numpy")
+    def odd(inputs: dict[Any, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        return next(iter(inputs.values())) * 2.0
+
+    try:
+        f = tp.function(lambda x: tp.run_kernel("OddNames", {Name(): x}))  # type: ignore[dict-item]
+        with pytest.warns(tp.FunctionWarning, match="an input named __import__"):
+            f(tp.tensor([1.0]))
+        assert f(tp.tensor([2.0])).tolist() == [4.0]
+    finally:
+        tp.unregister_kernel("OddNames", "numpy")

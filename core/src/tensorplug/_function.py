@@ -265,6 +265,9 @@ class Tracer:
         inputs: list[tuple[str, int | tuple[int, ...]]] = []
         seen: set[int] = set()
         for name, raw in call.inputs.items():
+            if type(name) is not str:  # the plain replay is generated source: only a str's repr goes into it
+                self.fail(f"kernel {call.kernel!r} was given an input named {name!r}, not a str")
+                return
             if type(raw) is list or type(raw) is tuple:
                 regs = tuple(self._input(r) for r in raw)
                 seen.update(id(r) for r in raw)
