@@ -21,7 +21,7 @@ from tensorplug._bench import report, workloads
 from tensorplug._bench.timing import QUICK
 from tensorplug._cli import main
 
-# The workloads of issue 8, spelled out here rather than taken from the code under test.
+# The workloads of issues 8 (eager) and 14 (traced), spelled out here rather than taken from the code under test.
 NUMPY_ROWS = {
     "run_kernel Add, 1 element, no tape": ("np.add", 3.0),
     "run_kernel Add, 1 element, recording": ("np.add", 5.0),
@@ -29,6 +29,9 @@ NUMPY_ROWS = {
     "grad of sum(tanh(x*w+b)), 1 element": ("NumPy by hand", 5.0),
     "MLP 64-32-10 batch 32, SGD step": ("NumPy by hand", 3.0),
     "MLP 784-256-256-10 batch 128, SGD step": ("NumPy by hand", 1.10),
+    "grad of sum(tanh(x*w+b)), 1 element, tp.function": ("NumPy by hand", 3.0),
+    "MLP 64-32-10 batch 32, SGD step, tp.function": ("NumPy by hand", 1.5),
+    "MLP 784-256-256-10 batch 128, SGD step, tp.function": ("NumPy by hand", 1.05),
 }
 IMPORT_ROW = "python -c 'import tensorplug' (whole process)"
 
@@ -123,7 +126,7 @@ def test_another_backend_is_measured_against_raw_numpy_without_targets(twin: str
     }
     for row in result.rows:
         assert row.backend == "twin"
-        assert row.target is None  # the targets of issue 8 concern the numpy and torch backends
+        assert row.target is None  # the targets of issues 8 and 14 concern the numpy and torch backends
         assert row.reference > 0
         assert row.tensorplug > 0
     assert tp.get_backend() == "numpy"  # the backend active before is active again
@@ -140,16 +143,20 @@ def test_a_wrong_kernel_fails_its_workloads_and_the_others_still_run(twin: str) 
         result = bench_quietly(twin)
     finally:
         tp.unregister_kernel("Tanh", twin)
-    assert len(result.failures) == 1
+    assert len(result.failures) == 2  # the gradient, eager and traced; the MLPs use no tanh
     assert result.failures[0].startswith("grad of sum(tanh(x*w+b)), 1 element on backend 'twin': BenchCheckError")
-    assert "grad of sum(tanh(x*w+b)), 1 element" not in {row.workload for row in result.rows}
-    assert len(result.rows) == len(NUMPY_ROWS) - 1
+    assert result.failures[1].startswith(
+        "grad of sum(tanh(x*w+b)), 1 element, tp.function on backend 'twin': BenchCheckError"
+    )
+    assert not {row.workload for row in result.rows} & {"grad of sum(tanh(x*w+b)), 1 element"}
+    assert len(result.rows) == len(NUMPY_ROWS) - 2
 
 
 def test_hips_autograd_is_timed_for_comparison_when_installed() -> None:
     pytest.importorskip("autograd", reason="HIPS autograd is optional (nox -s tests installs it)")
     result = workloads.bench_autograd(QUICK)
     assert result.backend == "HIPS autograd"
-    assert [row.workload for row in result.rows] == [name for name in NUMPY_ROWS if "grad" in name or "MLP" in name]
+    eager = [name for name in NUMPY_ROWS if not name.endswith("tp.function")]
+    assert [row.workload for row in result.rows] == [name for name in eager if "grad" in name or "MLP" in name]
     assert all(row.reference > 0 and row.tensorplug > 0 and row.target is None for row in result.rows)
     assert {row.reference_name for row in result.rows} == {"NumPy by hand"}

@@ -85,7 +85,7 @@ def verdict(results: Results) -> str:
     """One line: how many targets were met, and how many workloads failed to run."""
     judged = [row for row in results.rows if row.met is not None]
     met = [row for row in judged if row.met]
-    line = f"Verdict: {len(met)} of {len(judged)} targets of issue 8 met"
+    line = f"Verdict: {len(met)} of {len(judged)} targets met (issue 8: eager; issue 14: tp.function)"
     line += "." if len(met) == len(judged) else " (the rows marked NO miss theirs)."
     if results.failures:
         line += f" {len(results.failures)} workload(s) failed to run."
@@ -229,7 +229,8 @@ def markdown_report(results: Results) -> str:
             "Medians per call over "
             f"{settings.repeats} repeats of about {settings.seconds_per_repeat * 1000:g} ms each (reference and "
             "tensorplug repeats interleaved, garbage collector enabled); the import row is the median whole-process "
-            f"time over {settings.import_runs} runs. Ratio = tensorplug / reference; targets from issue 8.",
+            f"time over {settings.import_runs} runs. Ratio = tensorplug / reference; targets from issue 8 (eager "
+            "rows) and issue 14 (the rows ending in 'tp.function').",
             "",
             "Workloads: the dispatch rows call the kernel directly on 1-element float32 tensors; the recording row "
             f"records {RECORDS_PER_SCOPE} calls per gradient scope (opening and closing the scope included; raw "
@@ -239,8 +240,10 @@ def markdown_report(results: Results) -> str:
             "cross-entropy, backward, update; relu hidden layers; float32) with `tp.variable_grads` and "
             "`Variable.assign` against the same step written in NumPy (in raw PyTorch eager for the torch backend), "
             "each repeat starting from the same initial weights (the two are checked to give the same loss and "
-            "updated weights first). On CUDA (any asynchronous device), each timed call waits for the device, in the "
-            "reference and in tensorplug alike.",
+            "updated weights first). The rows ending in 'tp.function' time the same gradient and steps wrapped in "
+            "`tp.function`: traced once before timing, then every timed call replays the traced kernel program. "
+            "On CUDA (any asynchronous device), each timed call waits for the device, in the reference and in "
+            "tensorplug alike.",
             "",
             "## Machine",
             "",

@@ -3,8 +3,10 @@
 The workloads are those of issue 8: a 1-element ``run_kernel`` Add without
 and with a recording tape, the ``+`` operator, the gradient of
 sum(tanh(x*w+b)) for 1-element tensors, one SGD step of a small and of a big
-MLP, and the whole-process time of ``import tensorplug``. Before any timing,
-each is checked to compute what its reference computes.
+MLP, and the whole-process time of ``import tensorplug``; and issue 14's: the
+gradient and the two SGD steps again through ``tp.function`` (traced once,
+then replayed). Before any timing, each is checked to compute what its
+reference computes.
 """
 
 from __future__ import annotations
@@ -48,8 +50,13 @@ SMALL_MLP = "MLP 64-32-10 batch 32, SGD step"
 BIG_MLP = "MLP 784-256-256-10 batch 128, SGD step"
 IMPORT = "python -c 'import tensorplug' (whole process)"
 MLPS = {SMALL_MLP: ([64, 32, 10], 32), BIG_MLP: ([784, 256, 256, 10], 128)}
+TRACED = ", tp.function"  # the same workload traced once, then replayed
+SMALL_GRAD_TRACED = SMALL_GRAD + TRACED
+SMALL_MLP_TRACED = SMALL_MLP + TRACED
+BIG_MLP_TRACED = BIG_MLP + TRACED
 
-# The targets of issue 8: the largest ratio tensorplug / reference, per (backend, workload); others are shown only.
+# The largest ratio tensorplug / reference, per (backend, workload): issue 8's for the eager rows, issue 14's for
+# the traced ones; the other rows are shown only.
 TARGETS: dict[tuple[str | None, str], float] = {
     ("numpy", DISPATCH): 3.0,
     ("numpy", RECORDING): 5.0,
@@ -58,6 +65,10 @@ TARGETS: dict[tuple[str | None, str], float] = {
     ("numpy", BIG_MLP): 1.10,
     ("torch", BIG_MLP): 1.10,  # on the CPU, and on CUDA when there is one
     (None, IMPORT): 1.25,
+    ("numpy", SMALL_GRAD_TRACED): 3.0,
+    ("numpy", SMALL_MLP_TRACED): 1.5,
+    ("numpy", BIG_MLP_TRACED): 1.05,
+    ("torch", BIG_MLP_TRACED): 1.05,
 }
 
 
@@ -78,7 +89,7 @@ class Row:
 
     @property
     def target(self) -> float | None:
-        """The largest ratio issue 8 allows (None: shown for information, no target)."""
+        """The largest ratio issue 8 (eager) or 14 (traced) allows (None: shown for information, no target)."""
         return TARGETS.get((self.backend, self.workload))
 
     @property
@@ -142,6 +153,17 @@ class TensorplugMLP:
         self.reset()
         loss = float(self.step().item())
         return loss, [p.numpy() for p in self.params]
+
+
+class TracedMLP(TensorplugMLP):
+    """The same SGD step as TensorplugMLP, through ``tp.function``: traced on the first call, replayed after."""
+
+    def __init__(self, problem: MLPProblem, prefix: str) -> None:
+        super().__init__(problem, prefix)
+        self.traced = tp.function(super().step)
+
+    def step(self) -> tp.Tensor:
+        return self.traced()
 
 
 @contextlib.contextmanager
@@ -211,19 +233,28 @@ class BackendBench:
         self.check(OPERATOR, a + b, one_element(4.0), timed.name)
         return self.row(OPERATOR, timed.workload, timed.name, self.candidate("a + b", {"a": a, "b": b}))
 
-    def small_grad(self) -> Row:
+    def small_grad(self, traced: bool = False) -> Row:
+        workload = SMALL_GRAD_TRACED if traced else SMALL_GRAD
         x_np, w_np, b_np = one_element(0.3), one_element(-1.2), one_element(0.4)
         x, w, b = tp.tensor(x_np), tp.tensor(w_np), tp.tensor(b_np)
         df = tp.grad(lambda x: tp.sum(tp.tanh(x * w + b)))
+        if traced:
+            df = tp.function(df)
         timed, expected = self.reference.small_grad(x_np, w_np, b_np)
-        self.check(SMALL_GRAD, df(x), expected, timed.name)
-        return self.row(SMALL_GRAD, timed.workload, timed.name, self.candidate("df(x)", {"df": df, "x": x}))
+        for _ in range(2 if traced else 1):  # the traced call, then a replay
+            self.check(workload, df(x), expected, timed.name)
+        return self.row(workload, timed.workload, timed.name, self.candidate("df(x)", {"df": df, "x": x}))
 
-    def mlp(self, workload: str) -> Row:
+    def mlp(self, workload: str, traced: bool = False) -> Row:
         sizes, batch = MLPS[workload]
         problem = make_problem(sizes, batch)
-        prefix = f"bench-{self.backend.name}-{'-'.join(map(str, sizes))}"
-        reference, with_tp = self.reference.mlp(problem), TensorplugMLP(problem, prefix)
+        prefix = f"bench-{self.backend.name}-{'-'.join(map(str, sizes))}{'-traced' if traced else ''}"
+        reference = self.reference.mlp(problem)
+        with_tp = TracedMLP(problem, prefix) if traced else TensorplugMLP(problem, prefix)
+        if traced:
+            workload += TRACED
+            with_tp.reset()
+            with_tp.step()  # traced here: the check below compares a replay
         check_same_step(workload, self.backend.name, self.reference.mlp_name, reference, with_tp)
         sync = self.reference.sync
         reference_workload = Workload(
@@ -241,6 +272,9 @@ class BackendBench:
             (SMALL_GRAD, self.small_grad),
             (SMALL_MLP, lambda: self.mlp(SMALL_MLP)),
             (BIG_MLP, lambda: self.mlp(BIG_MLP)),
+            (SMALL_GRAD_TRACED, lambda: self.small_grad(traced=True)),
+            (SMALL_MLP_TRACED, lambda: self.mlp(SMALL_MLP, traced=True)),
+            (BIG_MLP_TRACED, lambda: self.mlp(BIG_MLP, traced=True)),
         ]
 
 
