@@ -57,6 +57,13 @@ def test_short_run_prints_one_line_per_epoch_and_learns() -> None:
     assert (result.train_examples, result.held_out_examples) == (1438, 359)
 
 
+def test_the_traced_steps_train_to_the_eager_figures_bit_for_bit() -> None:
+    traced = _demo.train(_demo.Settings(epochs=2, hidden=32))
+    eager = _demo.train(_demo.Settings(epochs=2, hidden=32, eager=True))
+    figures = [[(e.loss, e.accuracy, e.held_out_accuracy) for e in r.epochs] for r in (traced, eager)]
+    assert figures[0] == figures[1]
+
+
 def test_on_a_terminal_the_bar_is_redrawn_in_place() -> None:
     out = Terminal()
     progress = _demo.Progress(epochs=3, out=out)

@@ -77,6 +77,9 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--learning-rate", type=float, default=defaults.learning_rate, help="Adam's step size")
     parser.add_argument("--seed", type=int, default=defaults.seed, help="seed of the split, the weights and shuffling")
     parser.add_argument(
+        "--eager", action="store_true", help="run each step op by op instead of replaying it traced with tp.function"
+    )
+    parser.add_argument(
         "--plot", metavar="FILE.png", type=Path, help="save the loss and accuracy curves (needs matplotlib)"
     )
 
