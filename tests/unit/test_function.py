@@ -561,6 +561,7 @@ def test_buffer_reuse_never_writes_into_what_a_live_value_sees() -> None:
     """Views (reshape, transpose, broadcast), returned intermediates, constants and Variables keep their values."""
     constant = tp.tensor(rng.standard_normal((200, 100)).astype(np.float32))
     v = tp.variable(rng.standard_normal((200, 100)).astype(np.float32))
+    w = tp.variable(np.zeros((200, 100), np.float32))
 
     def f(x: tp.Tensor) -> Any:
         a = x * 2.0  # returned, and read by later steps
@@ -570,7 +571,14 @@ def test_buffer_reuse_never_writes_into_what_a_live_value_sees() -> None:
         e = tp.transpose(d) + 1.0  # a non-C-contiguous operand: a fresh array, with eager's layout
         g = (d - constant) * v
         v.assign(g + 0.0)
-        return a, c, tp.sum(e * 2.0, axis=0), g * g
+        s = x * 3.0
+        w.assign(s)  # w holds s's array: s's later last use must not write into it
+        h = s + 1.0
+        f_order = tp.transpose(c) * 2.0  # a Fortran-ordered array the replay owns
+        mixed = b + f_order  # eager gives a C-ordered result: writing into f_order would not
+        a4 = x * 4.0
+        view = tp.reshape(a4, (100, 200))  # a view of a4, returned: a4's last use must not write into it
+        return a, c, tp.sum(e * 2.0, axis=0), g * g, h, mixed, tp.sum(mixed, axis=1), view, a4 + 1.0
 
     for _ in range(3):
         x = f32(200, 100)
@@ -580,12 +588,20 @@ def test_buffer_reuse_never_writes_into_what_a_live_value_sees() -> None:
         v_value = v.numpy().copy()
         got = traced(x)  # the replay
         v_got = v.numpy().copy()
+        assert w.numpy().tobytes() == (x * 3.0).numpy().tobytes()
         v.assign(v_value)
         expected = f(x)
         same(got, expected)
         assert v_got.tobytes() == v.numpy().tobytes()
         assert [t.numpy().strides for t in got] == [t.numpy().strides for t in expected]
         assert (constant.numpy().tobytes(), x.numpy().tobytes()) == (keep[0].tobytes(), keep[1].tobytes())
+
+
+def test_integer_sums_and_products_keep_their_dtype_when_lowered() -> None:
+    def f(x: tp.Tensor) -> Any:
+        return tp.sum(x * 3), tp.sum(-x, axis=0), tp.max(tp.abs(x), axis=1)
+
+    check_replays(f, lambda: (tp.tensor(rng.integers(-100, 100, (4, 5)).astype(np.int32)),))
 
 
 def test_a_lowering_that_raises_warns_once_and_the_plain_replay_runs(monkeypatch: pytest.MonkeyPatch) -> None:
