@@ -576,7 +576,8 @@ def test_buffer_reuse_never_writes_into_what_a_live_value_sees() -> None:
         h = s + 1.0
         f_order = tp.transpose(c) * 2.0  # a Fortran-ordered array the replay owns
         mixed = b + f_order  # eager gives a C-ordered result: writing into f_order would not
-        a4 = x * 4.0
+        folded = constant * 2.0  # the same at every call: computed once, when lowering
+        a4 = x * 4.0 + folded  # folded's last use: it must not be written into, the next call reads it again
         view = tp.reshape(a4, (100, 200))  # a view of a4, returned: a4's last use must not write into it
         return a, c, tp.sum(e * 2.0, axis=0), g * g, h, mixed, tp.sum(mixed, axis=1), view, a4 + 1.0
 

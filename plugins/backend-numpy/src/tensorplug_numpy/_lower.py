@@ -5,7 +5,9 @@ the table below becomes a direct NumPy call, the call that kernel's code makes (
 ``BatchMatMul`` is ``np.matmul`` with ``np.swapaxes`` for a transposed operand), so the results are the
 kernel's bit for bit: only the kernel wrapper, its inputs dict and its attrs lookups go. Every other step
 (a kernel run under ``np.errstate``, one with a fast path or dtype rules of its own, an override, a fallback)
-calls its kernel function as the plain replay does. Nothing fuses, so no arithmetic changes.
+calls its kernel function as the plain replay does. Nothing fuses, so no arithmetic changes. A step whose
+value is the same at every call (a pure kernel of constants; OnesLike of a shape the trace fixes, as in the
+seed of every gradient) is computed once, when lowering, and read as a constant.
 
 Buffer reuse: a large elementwise step whose input dies at that step writes its result into that input's
 array (``np.add(a, b, out=a)``) when the array is one the replay itself allocated and nothing else can see
@@ -17,6 +19,7 @@ memory order, hence the same bits).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -67,11 +70,17 @@ _MIN_REUSE_SIZE = 1 << 14
 def lower(program: tp.Program) -> Callable[[list[Any], list[Any], list[Any]], tuple[Any, ...]] | None:
     """The program's replay with direct NumPy calls, or None when no step has one (the plain replay then)."""
     direct = {i for i, s in enumerate(program.steps) if isinstance(s, tp.Step) and _is_direct(s)}
-    if not direct:
+    folded = _fold(program)
+    if not direct and not folded:
         return None
-    owned = _owned_registers(program, direct)
+    owned = _owned_registers(program, direct) - folded.keys()
 
     def lower_step(index: int, step: tp.Step, ref: Callable[[int], str], namespace: dict[str, Any]) -> str | None:
+        if step.outputs and all(r in folded for r in step.outputs):
+            for r in step.outputs:
+                namespace[f"f{r}"] = folded[r]
+            values = ", ".join(f"f{r}" for r in step.outputs)
+            return f"({values},)" if step.sequence else values
         if index not in direct:
             return None
         function = step.function
@@ -116,6 +125,37 @@ def lower(program: tp.Program) -> Callable[[list[Any], list[Any], list[Any]], tu
     return tp.generate_replay(program, lower_step, label="numpy lowering")
 
 
+def _fold(program: tp.Program) -> dict[int, Any]:
+    """Values of registers the same at every call, computed once here: a pure kernel of this plugin whose inputs
+    are all constants (run as the kernel itself, on the same inputs: the same bits), and OnesLike / ZerosLike of
+    at most one dimension (their result depends on the input's shape and dtype only, which the trace fixes; with
+    no second dimension, no memory order either). Storage is never written into, so sharing it is safe; the
+    buffer reuse below never picks a folded register."""
+    known: dict[int, Any] = dict(program.constants)
+    folded: dict[int, Any] = {}
+    for step in program.steps:
+        if not isinstance(step, tp.Step) or len(step.outputs) != 1 or step.sequence:
+            continue
+        (out,) = step.outputs
+        function = step.function
+        if function is _shape.ones_like or function is _shape.zeros_like:
+            dtype, shape = _parse(program.specs[out])
+            if len(shape) <= 1:
+                make = np.ones if function is _shape.ones_like else np.zeros
+                folded[out] = known[out] = make(shape, dtype)
+            continue
+        if function not in _PURE:
+            continue
+        inputs = {}
+        for name, r in step.inputs:
+            if isinstance(r, tuple) or r not in known:
+                break
+            inputs[name] = known[r]
+        else:
+            folded[out] = known[out] = function(inputs, step.attrs, program.backend)
+    return folded
+
+
 def _is_direct(step: tp.Step) -> bool:
     """Whether the step's kernel is one this module writes as its NumPy call, with literal attrs."""
     function, attrs = step.function, step.attrs
@@ -141,6 +181,8 @@ _FRESH = {*_BINARY, *_UNARY, _unary.relu, _linalg.batch_mat_mul}
 """Kernels whose direct call returns a new array (for an input that is not 0-d) and never a view of an input."""
 _READERS = {*_FRESH, *_REDUCE}
 """Kernels that read their inputs and keep no reference to them (no view, no input returned as it is)."""
+_PURE = {*_READERS, _shape.reshape, _shape.broadcast_to}
+"""Kernels whose result is a function of their inputs and attrs only (random kernels are not)."""
 
 
 def _owned_registers(program: tp.Program, direct: set[int]) -> set[int]:
@@ -174,14 +216,15 @@ def _reusable(program: tp.Program, step: tp.Step, owned: set[int]) -> int | None
     return None
 
 
+def _parse(spec: str) -> tuple[np.dtype[Any], tuple[int, ...]]:
+    """The dtype and shape of a spec such as ``float32[128, 256]``."""
+    dtype, dims = spec[:-1].split("[")
+    return np.dtype(dtype), tuple(int(d) for d in dims.split(",") if d.strip())
+
+
 def _size(spec: str) -> int:
     """The element count of a spec such as ``float32[128, 256]``."""
-    dims = spec[spec.index("[") + 1 : -1]
-    size = 1
-    for d in dims.split(","):
-        if d.strip():
-            size *= int(d)
-    return size
+    return math.prod(_parse(spec)[1])
 
 
 def _into(ufunc: Any, out: np.ndarray, *operands: np.ndarray) -> Any:
