@@ -181,7 +181,12 @@ _FRESH = {*_BINARY, *_UNARY, _unary.relu, _linalg.batch_mat_mul}
 """Kernels whose direct call returns a new array (for an input that is not 0-d) and never a view of an input."""
 _READERS = {*_FRESH, *_REDUCE}
 """Kernels that read their inputs and keep no reference to them (no view, no input returned as it is)."""
-_PURE = {*_READERS, _shape.reshape, _shape.broadcast_to}
+_PURE = {
+    *_READERS,
+    *(_binary.real_div, _binary.pow_, _binary.squared_difference, _reduction.mean, _reduction.prod),
+    *(_unary.exp, _unary.log, _unary.square, _unary.sqrt, _unary.rsqrt, _unary.reciprocal, _unary.sigmoid),
+    *(_shape.reshape, _shape.broadcast_to, _shape.transpose, _shape.cast, _shape.identity, _shape.fill),
+}
 """Kernels whose result is a function of their inputs and attrs only (random kernels are not)."""
 
 
