@@ -5,8 +5,10 @@
 Runs on the numpy backend: (a) the gradient of sum(tanh(x*w+b)) on 1-element tensors, (b) an SGD step of a
 64-32-10 MLP on a batch of 32, (c) of a 784-256-256-10 MLP on a batch of 128. For each, the reference (NumPy by
 hand, from tensorplug._bench.references), the eager tensorplug step and the traced one (``tp.function`` of the
-same step) are timed in one process, their repeats interleaved, as ``tensorplug bench`` does; the table shows
-the minimum and the median seconds per call over the repeats, and each one's ratio to the reference.
+same step; "traced plain" with ``lower=False``, each kernel called in turn, "traced lowered" with the numpy
+backend's lowering: direct NumPy calls and buffer reuse) are timed in one process, their repeats interleaved,
+as ``tensorplug bench`` does; the table shows the minimum and the median seconds per call over the repeats,
+and each one's ratio to the reference.
 """
 
 from __future__ import annotations
@@ -45,13 +47,15 @@ def main() -> None:
     x, w, b = tp.tensor(x_np), tp.tensor(w_np), tp.tensor(b_np)
     df = tp.grad(lambda x: tp.sum(tp.tanh(x * w + b)))
     traced_df = tp.function(df)
+    plain_df = tp.function(df, lower=False)
     timed, expected = reference.small_grad(x_np, w_np, b_np)
-    assert traced_df(x).numpy().tobytes() == df(x).numpy().tobytes()
+    assert traced_df(x).numpy().tobytes() == df(x).numpy().tobytes() == plain_df(x).numpy().tobytes()
     assert np.allclose(traced_df(x).numpy(), expected, rtol=1e-5)
     workloads = {
         timed.name: timed.workload,
         "eager": Workload("df(x)", {"df": df, "x": x}),
-        "traced": Workload("df(x)", {"df": traced_df, "x": x}),
+        "traced plain": Workload("df(x)", {"df": plain_df, "x": x}),
+        "traced lowered": Workload("df(x)", {"df": traced_df, "x": x}),
     }
     rows.append((SMALL_GRAD, interleaved(workloads, options.seconds, options.repeats)))
 
@@ -61,15 +65,20 @@ def main() -> None:
         eager = TensorplugMLP(problem, f"eager-{batch}")
         traced_model = TensorplugMLP(problem, f"traced-{batch}")
         traced_step = tp.function(traced_model.step)
+        plain_model = TensorplugMLP(problem, f"plain-{batch}")
+        plain_step = tp.function(plain_model.step, lower=False)
         eager.reset()
         traced_model.reset()
+        plain_model.reset()
         for _ in range(2):
-            assert traced_step().numpy().tobytes() == eager.step().numpy().tobytes()
-        assert traced_step.trace_count == 1
+            expected = eager.step().numpy().tobytes()
+            assert traced_step().numpy().tobytes() == expected == plain_step().numpy().tobytes()
+        assert traced_step.trace_count == plain_step.trace_count == 1
         workloads = {
             reference.mlp_name: Workload("m.step()", {"m": by_hand}, around=lambda m=by_hand: restarted(m)),
             "eager": Workload("m.step()", {"m": eager}, around=lambda m=eager: restarted(m)),
-            "traced": Workload("s()", {"s": traced_step}, around=lambda m=traced_model: restarted(m)),
+            "traced plain": Workload("s()", {"s": plain_step}, around=lambda m=plain_model: restarted(m)),
+            "traced lowered": Workload("s()", {"s": traced_step}, around=lambda m=traced_model: restarted(m)),
         }
         rows.append((workload, interleaved(workloads, options.seconds, options.repeats)))
 

@@ -18,6 +18,17 @@ from tensorplug.testing.cases._composite import CASES as COMPOSITE_CASES
 rng = np.random.default_rng(14)
 
 
+@pytest.fixture(autouse=True, params=["lowered", "plain"])
+def replay_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs twice: with the numpy backend's lowering (direct NumPy calls, buffer reuse), and with the
+    plain replay (each kernel called in turn); both must give eager's bits."""
+    if request.param == "plain":
+        from tensorplug_numpy._backend import NumpyBackend
+
+        monkeypatch.setattr(NumpyBackend, "lower", lambda self, program: None)
+    return str(request.param)
+
+
 def f32(*shape: int) -> tp.Tensor:
     return tp.tensor(rng.standard_normal(shape).astype(np.float32))
 
@@ -500,3 +511,177 @@ def test_a_kernel_input_name_that_is_not_a_str_runs_eagerly() -> None:
         assert f(tp.tensor([2.0])).tolist() == [4.0]
     finally:
         tp.unregister_kernel("OddNames", "numpy")
+
+
+# -- the backend's lowering (Backend.lower; the numpy lowering) -----------------------------------------------------
+
+
+def replay_source(f: tp.Function) -> str:
+    """The generated source of ``f``'s one trace (the lowered replay where the backend lowered it)."""
+    import linecache
+
+    (entry,) = f._cache.values()
+    return "".join(linecache.getlines(entry.replay.__code__.co_filename))
+
+
+def test_the_numpy_lowering_calls_numpy_directly_and_reuses_dead_buffers(replay_kind: str) -> None:
+    if replay_kind == "plain":
+        pytest.skip("about the lowering")
+    params = [tp.tensor(w) for w in mlp_weights((64, 256, 10))]
+    f = check_replays(mlp, lambda: (f32(128, 64), *params))
+    source = replay_source(f)
+    assert "np_matmul(" in source
+    assert "np_maximum(" in source
+    assert "into(np_add, " in source  # the bias add writes into the matmul's result (128x256: large)
+
+
+def test_large_sgd_and_adam_steps_replay_bit_for_bit_with_buffer_reuse() -> None:
+    """Big enough for buffer reuse: the updates of Variables, their reads, and the Adam slots stay eager's bits."""
+    for make in (lambda: tp.train.SGD(0.1), lambda: tp.train.Adam(0.01)):
+        sizes = (64, 300, 10)
+        eager_vars = [tp.variable(w) for w in mlp_weights(sizes, 2)]
+        traced_vars = [tp.variable(w) for w in mlp_weights(sizes, 2)]
+        eager_opt, traced_opt = make(), make()
+
+        @tp.function
+        def step(x: tp.Tensor, labels: tp.Tensor) -> tp.Tensor:
+            return traced_opt.minimize(lambda: mlp_loss(x, labels, *traced_vars), traced_vars)  # noqa: B023
+
+        for _ in range(3):
+            x, labels = f32(100, 64), onehot(100, 10)
+            x_before = x.numpy().copy()
+            eager_loss = eager_opt.minimize(lambda: mlp_loss(x, labels, *eager_vars), eager_vars)  # noqa: B023
+            same(step(x, labels), eager_loss)
+            assert x.numpy().tobytes() == x_before.tobytes()  # an argument is never written into
+            for a, b in zip(traced_vars, eager_vars, strict=True):
+                same(tp.tensor(a), tp.tensor(b))
+        same([w for _, w in traced_opt.get_weights()], [w for _, w in eager_opt.get_weights()])
+
+
+def test_buffer_reuse_never_writes_into_what_a_live_value_sees() -> None:
+    """Views (reshape, transpose, broadcast), returned intermediates, constants and Variables keep their values."""
+    constant = tp.tensor(rng.standard_normal((200, 100)).astype(np.float32))
+    v = tp.variable(rng.standard_normal((200, 100)).astype(np.float32))
+    w = tp.variable(np.zeros((200, 100), np.float32))
+
+    def f(x: tp.Tensor) -> Any:
+        a = x * 2.0  # returned, and read by later steps
+        b = tp.exp(a) + 1.0
+        c = tp.reshape(b, (100, 200))  # a view of b, live after b's last elementwise use
+        d = b * 3.0
+        e = tp.transpose(d) + 1.0  # a non-C-contiguous operand: a fresh array, with eager's layout
+        g = (d - constant) * v
+        v.assign(tp.tanh(g))  # bounded, so that the calls do not overflow
+        s = x * 3.0
+        w.assign(s)  # w holds s's array: s's later last use must not write into it
+        h = s + 1.0
+        f_order = tp.transpose(c) * 2.0  # a Fortran-ordered array the replay owns
+        mixed = b + f_order  # eager gives a C-ordered result: writing into f_order would not
+        folded = constant * 2.0  # the same at every call: computed once, when lowering
+        a4 = folded + x * 4.0  # folded's last use: it must not be written into, the next call reads it again
+        view = tp.reshape(a4, (100, 200))  # a view of a4, returned: a4's last use must not write into it
+        ones = tp.ones_like(tp.transpose(x))  # Fortran-ordered, as its input
+        return a, c, tp.sum(e * 2.0, axis=0), g * g, h, mixed, tp.sum(mixed, axis=1), view, a4 + 1.0, ones
+
+    for _ in range(3):
+        x = f32(200, 100)
+        keep = (constant.numpy().copy(), x.numpy().copy())
+        traced = tp.function(f)
+        traced(x)
+        traced(x)  # a first replay, which must leave what the next one reads as it found it
+        v_value = v.numpy().copy()
+        got = traced(x)
+        v_got = v.numpy().copy()
+        assert w.numpy().tobytes() == (x * 3.0).numpy().tobytes()
+        v.assign(v_value)
+        expected = f(x)
+        same(got, expected)
+        assert v_got.tobytes() == v.numpy().tobytes()
+        assert [t.numpy().strides for t in got] == [t.numpy().strides for t in expected]
+        assert (constant.numpy().tobytes(), x.numpy().tobytes()) == (keep[0].tobytes(), keep[1].tobytes())
+
+
+def test_integer_sums_and_products_keep_their_dtype_when_lowered() -> None:
+    def f(x: tp.Tensor) -> Any:
+        return tp.sum(x * 3), tp.sum(-x, axis=0), tp.max(tp.abs(x), axis=1)
+
+    check_replays(f, lambda: (tp.tensor(rng.integers(-100, 100, (4, 5)).astype(np.int32)),))
+
+
+def test_a_lowering_that_raises_warns_once_and_the_plain_replay_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tensorplug_numpy._backend import NumpyBackend
+
+    def broken(self: Any, program: tp.Program) -> Any:
+        raise RuntimeError("lowering bug")
+
+    monkeypatch.setattr(NumpyBackend, "lower", broken)
+    f = tp.function(lambda x: tp.tanh(x) * 2.0)
+    with pytest.warns(tp.FunctionWarning, match=r"backend 'numpy' failed to lower .*RuntimeError: lowering bug"):
+        same(f(tp.tensor([1.0, 2.0])), tp.tanh(tp.tensor([1.0, 2.0])) * 2.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for n in (2, 3, 3):  # a second signature traces (and fails to lower) again: no second warning
+            x = f32(n)
+            same(f(x), tp.tanh(x) * 2.0)
+    assert f.trace_count == 2
+
+
+def test_lower_false_keeps_the_plain_replay(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tensorplug_numpy._backend import NumpyBackend
+
+    calls = []
+    monkeypatch.setattr(NumpyBackend, "lower", lambda self, program: calls.append(program))
+    f = tp.function(lambda x: x + 1.0, lower=False)
+    f(tp.tensor([1.0]))
+    g = tp.function(lambda x: x + 1.0)
+    g(tp.tensor([1.0]))
+    assert len(calls) == 1
+
+
+def test_an_error_on_a_lowered_line_names_the_kernel_backend_and_shapes(replay_kind: str) -> None:
+    f = tp.function(lambda x: tp.tanh(x + x))
+    f(tp.tensor([1.0, 2.0]))
+    if replay_kind == "lowered":
+        assert "np_add(" in replay_source(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # NumPy's overflow warning raises, in the kernel or not
+        with pytest.raises(
+            tp.KernelError,
+            match=r"kernel 'Add' on backend 'numpy' failed for inputs a=float32\[2\], b=float32\[2\] and attrs \{\}: "
+            r"RuntimeWarning: overflow .*\(replaying tp.function '<lambda>', kernel call 1 of 2",
+        ):
+            f(tp.tensor([1.0, 3e38]))
+
+
+def test_a_lowering_without_line_numbers_still_gives_a_kernel_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tensorplug_numpy._backend import NumpyBackend
+
+    def opaque(self: Any, program: tp.Program) -> Any:
+        def replay(arguments: list[Any], variables: list[Any], host: list[Any]) -> tuple[Any, ...]:
+            raise ValueError("fused kernel failed")
+
+        return replay
+
+    monkeypatch.setattr(NumpyBackend, "lower", opaque)
+    f = tp.function(lambda x: x * 2.0)
+    f(tp.tensor([1.0]))
+    with pytest.raises(tp.KernelError, match=r"lowered by backend 'numpy' failed: ValueError: fused kernel failed"):
+        f(tp.tensor([1.0]))
+
+
+def test_tp_profile_and_debug_mode_bypass_the_lowered_replay(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tensorplug_numpy._backend import NumpyBackend
+
+    def poisoned(self: Any, program: tp.Program) -> Any:
+        def replay(arguments: list[Any], variables: list[Any], host: list[Any]) -> tuple[Any, ...]:
+            raise AssertionError("the lowered replay ran under an observer")
+
+        return replay
+
+    monkeypatch.setattr(NumpyBackend, "lower", poisoned)
+    f = tp.function(lambda x: tp.tanh(x) * 2.0)
+    x = f32(3)
+    f(x)
+    assert [k.name for k in tp.profile(f, x).kernels] == ["Tanh", "Multiply"]
+    with tp.debug():
+        same(f(x), tp.tanh(x) * 2.0)

@@ -107,13 +107,16 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "function": ("tensorplug._function", "function"),
     "Function": ("tensorplug._function", "Function"),
     "Program": ("tensorplug._function", "Program"),
+    "Step": ("tensorplug._function", "Step"),
+    "Assign": ("tensorplug._function", "Assign"),
+    "generate_replay": ("tensorplug._function", "generate_replay"),
 }
 
 if TYPE_CHECKING:
     from tensorplug import datasets, testing, train
     from tensorplug._coverage import Coverage, CoverageRow, coverage
     from tensorplug._debug import debug
-    from tensorplug._function import Function, Program, function
+    from tensorplug._function import Assign, Function, Program, Step, function, generate_replay
     from tensorplug._profile import KernelProfile, KernelSummary, Profile, Timing, profile
     from tensorplug._profile import time as time
 
@@ -145,6 +148,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DTYPES",
+    "Assign",
     "Backend",
     "BackendError",
     "BackendSpec",
@@ -173,6 +177,7 @@ __all__ = [
     "PluginWarning",
     "Program",
     "Profile",
+    "Step",
     "RegistrationError",
     "ShapeError",
     "Tensor",
@@ -190,6 +195,7 @@ __all__ = [
     "float32",
     "float64",
     "function",
+    "generate_replay",
     "get_backend",
     "get_gradient",
     "get_kernel",

@@ -7,9 +7,13 @@ backend. Kernels are registered separately, per (kernel name, backend name).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from tensorplug._function import Program
 
 
 class Backend:
@@ -86,6 +90,19 @@ class Backend:
         if array.dtype.kind not in "fc":
             return True
         return bool(np.isfinite(array).all())
+
+    def lower(self, program: Program) -> Callable[[list[Any], list[Any], list[Any]], tuple[Any, ...]] | None:
+        """A replay of ``program`` (a ``tp.function`` trace on this backend) made by the backend, or None.
+
+        ``tp.function`` calls it once per trace, after building the program. The callable returned is called
+        as the plain replay is, ``replay(A, V, H)``: the storage of the tensor arguments, the Variables read
+        or assigned, the per-call host values; it sets ``V[i]._data`` where the program assigns and returns
+        the storage of ``program.outputs`` as a tuple. None (the default) keeps the plain replay, which calls
+        each kernel in turn; so does a lowering that raises (with one warning). ``tp.profile`` and debug mode
+        still see the plain step-by-step replay. ``tensorplug.generate_replay`` writes such a callable with
+        a source line of the backend's own for the steps it chooses (see docs/authoring.md).
+        """
+        return None
 
     def synchronize(self) -> None:
         """Wait for queued work to finish (asynchronous devices); a no-op by default."""

@@ -33,7 +33,7 @@ import time
 import types
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Generic, ParamSpec, TypeVar
 
 from tensorplug._backend import Backend
@@ -50,7 +50,7 @@ from tensorplug._registry import gradient_registry, kernel_registry
 from tensorplug._state import state
 from tensorplug._tensor import Tensor, Variable, describe, live_variables, spec_text
 
-__all__ = ["Assign", "Function", "Program", "Step", "Tracer", "function"]
+__all__ = ["Assign", "Function", "Program", "Step", "Tracer", "function", "generate_replay"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -435,10 +435,34 @@ def _build(tracer: Tracer, output_registers: list[int]) -> Program:
 
 _codes = itertools.count()
 
+LowerStep = Callable[[int, Step, Callable[[int], str], dict[str, Any]], "str | None"]
+"""``lower_step(index, step, ref, namespace)``: a Python expression computing ``step``'s output (its tuple of
+outputs for a sequence step) from the registers ``ref(register)`` names, or None for the kernel call; names
+the expression uses go into ``namespace`` (see :func:`generate_replay`)."""
 
-def _compile(program: Program) -> tuple[Callable[..., Any], types.CodeType, dict[int, int]]:
-    """The plain replay of ``program`` as a Python function ``replay(A, V, H)`` (arguments' storage, the
-    Variables, the host values), returning the output registers' storage; and which line runs which step."""
+_line_steps: weakref.WeakKeyDictionary[types.CodeType, dict[int, int]] = weakref.WeakKeyDictionary()
+"""The code of each generated replay -> {line: step index}, so that an error names the step that raised it."""
+
+
+def generate_replay(
+    program: Program, lower_step: LowerStep | None = None, *, label: str = "replay"
+) -> Callable[[list[Any], list[Any], list[Any]], tuple[Any, ...]]:
+    """The replay of ``program`` as generated Python, ``replay(A, V, H)`` (the arguments' storage, the
+    Variables, the host values) returning the outputs' storage: what :meth:`Backend.lower` returns.
+
+    Each kernel step is one line, ``outputs = k3({"a": r1, "b": r2}, t3, be)``, unless ``lower_step(index,
+    step, ref, namespace)`` returns a Python expression to compute it instead (``"np.add(r1, r2)"``): ``ref(r)``
+    names register ``r`` in the source, and ``namespace`` takes what the expression uses (``namespace["np"] =
+    numpy``). Registers are deleted after their last use (``step.free``), as in the plain replay. An exception
+    raised on a step's line becomes a KernelError naming that step's kernel, backend and input shapes.
+
+    >>> import tensorplug as tp
+    >>> f = tp.function(lambda x: -x)
+    >>> program = f.program(tp.tensor([1.0]))
+    >>> replay = tp.generate_replay(program, lambda i, step, ref, ns: f"(- {ref(step.inputs[0][1])})")
+    >>> replay([tp.tensor([2.0]).raw], [], [])[0].tolist()
+    [-2.0]
+    """
     constants = {reg for reg, _ in program.constants}
 
     def ref(reg: int) -> str:
@@ -465,24 +489,51 @@ def _compile(program: Program) -> tuple[Callable[..., Any], types.CodeType, dict
         if isinstance(step, Assign):
             lines.append(f"    V[{step.variable}]._data = {ref(step.register)}")
         else:
-            namespace[f"k{i}"] = step.function
-            namespace[f"t{i}"] = step.attrs
-            inputs = ", ".join(f"{name!r}: {refs(r)}" for name, r in step.inputs)
             outs = ", ".join(f"r{r}" for r in step.outputs)
             if step.sequence:
                 outs += "," if len(step.outputs) == 1 else ""
-            lines.append(f"    {outs or '_'} = k{i}({{{inputs}}}, t{i}, be)")
+            expression = None if lower_step is None else lower_step(i, step, ref, namespace)
+            if expression is None:
+                namespace[f"k{i}"] = step.function
+                namespace[f"t{i}"] = step.attrs
+                inputs = ", ".join(f"{name!r}: {refs(r)}" for name, r in step.inputs)
+                expression = f"k{i}({{{inputs}}}, t{i}, be)"
+            lines.append(f"    {outs or '_'} = {expression}")
         line_steps[len(lines)] = i
         if step.free:
             lines.append(f"    del {', '.join(f'r{r}' for r in step.free)}")
     lines.append(f"    return ({''.join(ref(r) + ', ' for r in program.outputs)})")
     source = "\n".join(lines) + "\n"
-    filename = f"<tp.function {program.name} #{next(_codes)}>"
+    filename = f"<tp.function {program.name} {label} #{next(_codes)}>"
     code = compile(source, filename, "exec")
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # tracebacks show it
     exec(code, namespace)
-    replay = namespace["replay"]
-    return replay, replay.__code__, line_steps
+    replay: Callable[[list[Any], list[Any], list[Any]], tuple[Any, ...]] = namespace["replay"]
+    _line_steps[replay.__code__] = line_steps
+    return replay
+
+
+def _failed_step(exc: BaseException) -> int | None:
+    """The index of the step whose line of a generated replay raised ``exc`` (None if none did)."""
+    tb = exc.__traceback__
+    index = None
+    while tb is not None:
+        table = _line_steps.get(tb.tb_frame.f_code)
+        if table is not None:
+            index = table.get(tb.tb_lineno, index)
+        tb = tb.tb_next
+    return index
+
+
+def _lower(program: Program) -> tuple[Callable[..., Any] | None, str | None]:
+    """The backend's lowering of ``program`` (None: the plain replay), and why it failed if it raised."""
+    try:
+        lowered = program.backend.lower(program)
+    except Exception as exc:
+        return None, f"{type(exc).__name__}: {exc}"
+    if lowered is not None and not callable(lowered):
+        return None, f"it returned a {type(lowered).__name__}, not a callable or None"
+    return lowered, None
 
 
 def _replay_observed(
@@ -540,6 +591,13 @@ def _replay_observed(
         for reg in step.free:
             del regs[reg]
     return tuple(regs[r] for r in program.outputs)
+
+
+def _lowered_failure_message(program: Program, exc: BaseException) -> str:
+    return (
+        f"the replay of tp.function {program.name!r} lowered by backend {program.backend.name!r} failed: "
+        f"{type(exc).__name__}: {exc} (tp.function(lower=False) runs the plain replay, whose errors name the kernel)"
+    )
 
 
 def _failure_message(program: Program, index: int, exc: BaseException) -> str:
@@ -664,8 +722,7 @@ class _Trace:
     program: Program | None
     reason: str | None = None
     replay: Callable[..., Any] | None = None
-    code: types.CodeType | None = None
-    line_steps: dict[int, int] = field(default_factory=dict)
+    lowered: bool = False
     structure: Any = None
     dtypes: tuple[str | None, ...] = ()
     used: int = 0
@@ -682,17 +739,19 @@ class Function(Generic[P, R]):
     replays (tracing first if needed).
     """
 
-    def __init__(self, fn: Callable[P, R], max_traces: int = DEFAULT_MAX_TRACES) -> None:
+    def __init__(self, fn: Callable[P, R], max_traces: int = DEFAULT_MAX_TRACES, lower: bool = True) -> None:
         if not callable(fn):
             raise InvalidArgumentError(f"tp.function: expects a function, got a {type(fn).__name__}")
         if isinstance(max_traces, bool) or not isinstance(max_traces, int) or max_traces < 1:
             raise InvalidArgumentError(f"tp.function: max_traces must be an int >= 1, got {max_traces!r}")
         self.python_function = fn
         self.max_traces = max_traces
+        self.lower = bool(lower)
         self.trace_count = 0
         self._cache: dict[tuple[Any, ...], _Trace] = {}
         self._lock = threading.Lock()
         self._warned_retracing = False
+        self._warned_lowering = False
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
         functools.update_wrapper(self, fn)
 
@@ -804,12 +863,31 @@ class Function(Generic[P, R]):
             )
         else:
             program = _build(tracer, outputs)
-            replay, code, line_steps = _compile(program)
+            replay, lowered = None, False
+            if self.lower:
+                replay, failure = _lower(program)
+                lowered = replay is not None
+                if failure is not None:
+                    self._lowering_failed(program, failure)
+            if replay is None:
+                replay = generate_replay(program)
             dtypes = tuple(t.dtype for t in leaves)
-            entry = _Trace(program, None, replay, code, line_steps, structure, dtypes)
+            entry = _Trace(program, None, replay, lowered, structure, dtypes)
         entry.used = next(_uses)
         self._store(key, entry)
         return result
+
+    def _lowering_failed(self, program: Program, failure: str) -> None:
+        if self._warned_lowering:
+            return
+        self._warned_lowering = True
+        warn(
+            f"tp.function {self.__name__!r}: backend {program.backend.name!r} failed to lower the traced program "
+            f"({failure}), so it runs the plain replay (each kernel called in turn); the results are the same. "
+            "Report it to the backend's authors; tp.function(lower=False) skips the lowering",
+            FunctionWarning,
+            stacklevel=4,
+        )
 
     def _store(self, key: tuple[Any, ...], entry: _Trace) -> None:
         with self._lock:
@@ -862,22 +940,15 @@ class Function(Generic[P, R]):
             except TensorplugError:
                 raise
             except Exception as exc:
-                raise KernelError(_failure_message(program, self._failed_step(entry, exc), exc)) from exc
+                index = _failed_step(exc)
+                if index is None:
+                    raise KernelError(_lowered_failure_message(program, exc)) from exc
+                raise KernelError(_failure_message(program, index, exc)) from exc
         dtypes = entry.dtypes
         if entry.structure is None:
             return _wrap(outputs[0], backend, dtypes[0])
         tensors = [_wrap(raw, backend, dtype) for raw, dtype in zip(outputs, dtypes, strict=True)]
         return _unflatten(entry.structure, iter(tensors))
-
-    @staticmethod
-    def _failed_step(entry: _Trace, exc: BaseException) -> int:
-        tb = exc.__traceback__
-        index = 0
-        while tb is not None:
-            if tb.tb_frame.f_code is entry.code:
-                index = entry.line_steps.get(tb.tb_lineno, index)
-            tb = tb.tb_next
-        return index
 
 
 def _wrap(raw: Any, backend: Backend, dtype: str | None) -> Tensor:
@@ -889,7 +960,7 @@ def _wrap(raw: Any, backend: Backend, dtype: str | None) -> Tensor:
     return t
 
 
-def function(fn: Callable[P, R] | None = None, *, max_traces: int = DEFAULT_MAX_TRACES) -> Any:
+def function(fn: Callable[P, R] | None = None, *, max_traces: int = DEFAULT_MAX_TRACES, lower: bool = True) -> Any:
     """Trace ``fn`` once per input signature and replay the kernels it ran, as ``tf.function`` / ``jax.jit``.
 
     Use it as ``@tp.function``, ``@tp.function(max_traces=4)`` or ``tp.function(fn)``. The first call with a
@@ -899,7 +970,9 @@ def function(fn: Callable[P, R] | None = None, *, max_traces: int = DEFAULT_MAX_
     of each replay and ``assign`` is redone, so an optimizer step inside ``fn`` updates them at every call.
     Python side effects (print, making Variables or optimizer slots) happen at trace time only. See the
     README section "Tracing with tp.function" for what cannot be replayed (it then runs eagerly, with a
-    ``tp.FunctionWarning``), and how gradient scopes, ``tp.profile`` and ``tp.debug`` behave.
+    ``tp.FunctionWarning``), and how gradient scopes, ``tp.profile`` and ``tp.debug`` behave. A backend may
+    lower the program it traced into a faster replay of its own (:meth:`Backend.lower`); ``lower=False`` keeps
+    the plain replay (each kernel called in turn).
 
     >>> import tensorplug as tp
     >>> @tp.function
@@ -909,5 +982,5 @@ def function(fn: Callable[P, R] | None = None, *, max_traces: int = DEFAULT_MAX_
     ((2,), (2,), 1)
     """
     if fn is None:
-        return lambda f: Function(f, max_traces)
-    return Function(fn, max_traces)
+        return lambda f: Function(f, max_traces, lower)
+    return Function(fn, max_traces, lower)

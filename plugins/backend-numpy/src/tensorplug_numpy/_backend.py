@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tensorplug import Backend
+
+if TYPE_CHECKING:
+    from tensorplug import Program
 
 # numpy's dtype.name is a slow Python property; a dict keyed by dtype is a fast lookup.
 _NAMES = {np.dtype(name): name for name in ("float32", "float64", "int32", "int64", "bool")}
@@ -58,3 +62,8 @@ class NumpyBackend(Backend):
         if kind == "f" and raw.size <= 16:  # a ufunc and a reduction cost ~2 us; Python's math, 0.3 us for a few
             return all(map(math.isfinite, raw.flat))
         return bool(np.isfinite(raw).all())
+
+    def lower(self, program: Program) -> Callable[[list[Any], list[Any], list[Any]], tuple[Any, ...]] | None:
+        from tensorplug_numpy._lower import lower  # imported at the first trace, not with the backend
+
+        return lower(program)
