@@ -8,8 +8,9 @@ Run from the repository root::
     python benchmarks/bench.py --quick    # a few seconds, for smoke tests; writes a file only with --output
 
 It takes the options of ``tensorplug bench`` (``--backend NAME``, ``--json``,
-``--output FILE.md``). The targets are those of issue 8 (ratios of tensorplug
-to the reference).
+``--output FILE.md``). The targets are those of issue 8 for the eager rows and
+of issue 14 for the rows through ``tp.function`` (ratios of tensorplug to the
+reference).
 """
 
 from __future__ import annotations
