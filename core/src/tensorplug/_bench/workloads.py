@@ -163,7 +163,8 @@ class TracedMLP(TensorplugMLP):
         self.traced = tp.function(super().step)
 
     def step(self) -> tp.Tensor:
-        return self.traced()
+        loss: tp.Tensor = self.traced()
+        return loss
 
 
 @contextlib.contextmanager
