@@ -524,9 +524,8 @@ def replay_source(f: tp.Function) -> str:
     return "".join(linecache.getlines(entry.replay.__code__.co_filename))
 
 
+@pytest.mark.parametrize("replay_kind", ["lowered"], indirect=True)  # about the lowering only
 def test_the_numpy_lowering_calls_numpy_directly_and_reuses_dead_buffers(replay_kind: str) -> None:
-    if replay_kind == "plain":
-        pytest.skip("about the lowering")
     params = [tp.tensor(w) for w in mlp_weights((64, 256, 10))]
     f = check_replays(mlp, lambda: (f32(128, 64), *params))
     source = replay_source(f)
