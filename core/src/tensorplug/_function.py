@@ -48,7 +48,7 @@ from tensorplug._errors import (
 from tensorplug._observe import KernelCall, everywhere, observing
 from tensorplug._registry import gradient_registry, kernel_registry
 from tensorplug._state import state
-from tensorplug._tensor import Tensor, Variable, describe, live_variables, spec_text
+from tensorplug._tensor import Tensor, Variable, describe, live_variables, spec_text, wrap_storage
 
 __all__ = ["Assign", "Function", "Program", "Step", "Tracer", "function", "generate_replay"]
 
@@ -56,7 +56,6 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 DEFAULT_MAX_TRACES = 8
-_new = object.__new__
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -237,11 +236,7 @@ class Tracer:
 
     def argument(self, t: Tensor) -> Tensor:
         """A tensor with ``t``'s values over a fresh storage object: the trace's view of argument ``t``."""
-        copy = _new(Tensor)
-        copy._data = t._backend.alias(t._data)
-        copy._backend = t._backend
-        copy._tape = None
-        copy._dtype = t._dtype
+        copy = wrap_storage(t._backend.alias(t._data), t._backend, t._dtype)
         self.arguments.append(self._register(copy._data, "argument"))
         return copy
 
@@ -946,18 +941,9 @@ class Function(Generic[P, R]):
                 raise KernelError(_failure_message(program, index, exc)) from exc
         dtypes = entry.dtypes
         if entry.structure is None:
-            return _wrap(outputs[0], backend, dtypes[0])
-        tensors = [_wrap(raw, backend, dtype) for raw, dtype in zip(outputs, dtypes, strict=True)]
+            return wrap_storage(outputs[0], backend, dtypes[0])
+        tensors = [wrap_storage(raw, backend, dtype) for raw, dtype in zip(outputs, dtypes, strict=True)]
         return _unflatten(entry.structure, iter(tensors))
-
-
-def _wrap(raw: Any, backend: Backend, dtype: str | None) -> Tensor:
-    t = _new(Tensor)
-    t._data = raw
-    t._backend = backend
-    t._tape = None
-    t._dtype = dtype
-    return t
 
 
 def function(fn: Callable[P, R] | None = None, *, max_traces: int = DEFAULT_MAX_TRACES, lower: bool = True) -> Any:

@@ -494,6 +494,18 @@ def spec_text(dtype: str, shape: Sequence[int]) -> str:
     return f"{dtype}[{', '.join(str(d) for d in shape)}]"
 
 
+def wrap_storage(raw: Any, backend: Backend, dtype: str | None = None) -> Tensor:
+    """A Tensor around ``raw`` (storage of ``backend``), on no tape; ``dtype`` None: read from the storage when
+    first asked. (``run_kernel``, ``from_host`` and ``tensor(Tensor)`` build theirs inline: hot paths, where
+    this call would cost ~50 ns more.)"""
+    t = object.__new__(Tensor)
+    t._data = raw
+    t._backend = backend
+    t._tape = None
+    t._dtype = dtype
+    return t
+
+
 def _read_only_host_view(source: Any) -> Any:
     """A read-only numpy view of a DLPack producer in host memory; a producer elsewhere as it is."""
     if type(source) is not np.ndarray:

@@ -21,6 +21,7 @@ from tensorplug._tensor import (
     spec_text,
     stored_dtype_error,
     unsupported_dtype_error,
+    wrap_storage,
 )
 
 _new = object.__new__
@@ -75,7 +76,7 @@ def tensor(data: Any, dtype: Any = None) -> Tensor:
         if dtype is not None and _dtypes.check_dtype(dtype, "tensor()") != data.dtype:
             return cast(data, dtype)
         backend = engine.active or engine.ensure_active()
-        t = _new(Tensor)  # a plain Tensor sharing the storage (a snapshot of a Variable, say)
+        t = _new(Tensor)  # a plain Tensor sharing the storage (a snapshot of a Variable, say); built inline: hot
         t._data = data._data if data._backend is backend else moved_storage(data, backend, "tensor()")
         t._backend = backend
         t._tape = None
@@ -133,7 +134,7 @@ def from_dlpack(obj: Any) -> Tensor:
                 f"from_dlpack(): backend {backend.name!r} (device {backend.device!r}) cannot take "
                 f"{_producer_text(producer)}: {type(exc).__name__}: {exc}"
             ) from exc
-    return _checked(_wrap(raw, backend), "from_dlpack()", producer)
+    return _checked(wrap_storage(raw, backend), "from_dlpack()", producer)
 
 
 # -- DLPack producers ---------------------------------------------------------------
@@ -166,7 +167,7 @@ def _copy_of_producer(obj: Any, dtype: str | None) -> Tensor:
             f"tensor(): backend {backend.name!r} (device {backend.device!r}) cannot take "
             f"{_producer_text(producer)}: {type(exc).__name__}: {exc}"
         ) from exc
-    t = _checked(_wrap(raw, backend), "tensor()", producer)
+    t = _checked(wrap_storage(raw, backend), "tensor()", producer)
     return t if dtype is None else cast(t, dtype)
 
 
@@ -243,15 +244,6 @@ def _producer_text(obj: Any) -> str:
     dtype = getattr(obj, "dtype", None)
     of = "" if dtype is None else f" of dtype {dtype}"
     return f"a {type(obj).__module__}.{type(obj).__qualname__}{of} on {where}"
-
-
-def _wrap(raw: Any, backend: Any) -> Tensor:
-    t = _new(Tensor)
-    t._data = raw
-    t._backend = backend
-    t._tape = None
-    t._dtype = None
-    return t
 
 
 def _checked(t: Tensor, op: str, producer: Any) -> Tensor:
