@@ -110,6 +110,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Step": ("tensorplug._function", "Step"),
     "Assign": ("tensorplug._function", "Assign"),
     "generate_replay": ("tensorplug._function", "generate_replay"),
+    "persist": ("tensorplug._lazy", "persist"),
 }
 
 if TYPE_CHECKING:
@@ -117,6 +118,7 @@ if TYPE_CHECKING:
     from tensorplug._coverage import Coverage, CoverageRow, coverage
     from tensorplug._debug import debug
     from tensorplug._function import Assign, Function, Program, Step, function, generate_replay
+    from tensorplug._lazy import persist
     from tensorplug._profile import KernelProfile, KernelSummary, Profile, Timing, profile
     from tensorplug._profile import time as time
 
@@ -215,6 +217,7 @@ __all__ = [
     "memory",
     "no_grad",
     "ops",
+    "persist",
     "plugins",
     "profile",
     "register_backend",

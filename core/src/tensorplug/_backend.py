@@ -7,7 +7,7 @@ backend. Kernels are registered separately, per (kernel name, backend name).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,6 +35,10 @@ class Backend:
     flush_to_zero: bool = False
     """True when the backend's float kernels flush subnormal inputs and results to zero (many GPUs and XLA
     do); the conformance suite then accepts zero where a subnormal is expected."""
+    lazy: bool = False
+    """True when kernels return unevaluated storage (a task graph, as dask's arrays): the core then never asks for
+    values on its own. Debug mode adds its NaN/inf check to the graph (:meth:`check_finite`) instead of reading
+    each output back, and optimizers and ``tp.function`` call :meth:`persist` once per step."""
 
     def from_host(self, array: np.ndarray) -> Any:
         """Make raw storage holding a copy of ``array`` (already of a supported dtype)."""
@@ -90,6 +94,22 @@ class Backend:
         if array.dtype.kind not in "fc":
             return True
         return bool(np.isfinite(array).all())
+
+    def check_finite(self, raw: Any, message: str) -> Any:
+        """For a lazy backend: ``raw`` with a NaN/inf check added to its graph, which raises ``NonFiniteError``
+        (``message``, then what the check found) when the values are computed. Debug mode calls it on kernel
+        outputs instead of :meth:`all_finite` when :attr:`lazy` is True; the default returns ``raw`` unchecked.
+        """
+        return raw
+
+    def persist(self, raws: Sequence[Any]) -> list[Any]:
+        """Start computing ``raws`` together and keep their results, so that later graphs build on the results
+        rather than repeat the work (a lazy backend's step boundary). Eager backends return them unchanged.
+
+        ``tp.persist`` calls it, as do optimizers after each update (the variables and the loss) and ``tp.function``
+        after each replay (its outputs and the variables it assigned), once per backend.
+        """
+        return list(raws)
 
     def lower(self, program: Program) -> Callable[[list[Any], list[Any], list[Any]], tuple[Any, ...]] | None:
         """A replay of ``program`` (a ``tp.function`` trace on this backend) made by the backend, or None.

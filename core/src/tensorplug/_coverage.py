@@ -6,7 +6,7 @@ documentation can not drift from the code.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tensorplug import kernel_names
 from tensorplug._engine import engine
@@ -23,6 +23,7 @@ class CoverageRow:
     gradient: str | None  # distribution providing the gradient, or None when there is none
     differentiable: bool | None  # True: has a gradient; False: declared not differentiable; None: no entry
     shadows: tuple[str, ...] = ()  # distributions whose gradient the active one shadows
+    notes: dict[str, str] = field(default_factory=dict)  # backend -> its KernelSpec's note ("per-chunk"), if any
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,10 @@ class Coverage:
     def missing_for(self, backend: str) -> list[str]:
         """Kernels the backend can not run at all (neither its own nor through its fallback)."""
         return [row.kernel for row in self.rows if not row.backends.get(backend)]
+
+    def noted_for(self, backend: str, note: str) -> list[str]:
+        """Kernels whose KernelSpec on ``backend`` carries ``note`` (``noted_for("dask", "per-chunk")``)."""
+        return [row.kernel for row in self.rows if row.notes.get(backend) == note]
 
     def fallback_for(self, backend: str) -> list[str]:
         """Kernels the backend runs through its fallback backend."""
@@ -59,6 +64,13 @@ class Coverage:
             by_fallback = len(self.fallback_for(backend))
             if by_fallback:
                 part += f" + {by_fallback} by fallback"
+            noted: dict[str, int] = {}
+            for row in self.rows:
+                note = row.notes.get(backend)
+                if note:
+                    noted[note] = noted.get(note, 0) + 1
+            if noted:
+                part += " (" + ", ".join(f"{count} {note}" for note, count in noted.items()) + ")"
             parts.append(part)
         per_backend = ", ".join(parts) or "no backend"
         return (
@@ -73,7 +85,7 @@ class Coverage:
         lines = [headers]
         for row in self.rows:
             cells = [row.kernel]
-            cells += [row.backends.get(b) or "-" for b in self.backends]
+            cells += [_cell(row.backends.get(b), row.notes.get(b)) for b in self.backends]
             if row.differentiable is None:
                 cells.append("missing")
             elif row.differentiable is False:
@@ -86,6 +98,12 @@ class Coverage:
 
     def __str__(self) -> str:
         return self.table()
+
+
+def _cell(provider: str | None, note: str | None) -> str:
+    if provider is None:
+        return "-"
+    return f"{provider} ({note})" if note else provider
 
 
 def text_table(headers: list[str], rows: list[list[str]]) -> list[str]:
@@ -135,14 +153,17 @@ def coverage() -> Coverage:
     rows = []
     for name in names:
         providers: dict[str, str | None] = {}
+        notes: dict[str, str] = {}
         for backend in backends:
             spec = kernel_registry.get((name, backend))
             providers[backend] = spec.source if spec is not None else _through_fallback(name, backend)
+            if spec is not None and spec.note:
+                notes[backend] = spec.note
         stack = gradient_registry.stack(name)
         active = active_gradient(name)  # a scoped override first, in this thread
         if active is None:
-            rows.append(CoverageRow(name, providers, None, None))
+            rows.append(CoverageRow(name, providers, None, None, notes=notes))
             continue
         shadows = tuple(s.source for s in stack if s is not active)
-        rows.append(CoverageRow(name, providers, active.source, active.grad is not None, shadows))
+        rows.append(CoverageRow(name, providers, active.source, active.grad is not None, shadows, notes))
     return Coverage(backends, tuple(rows))

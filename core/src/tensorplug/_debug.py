@@ -21,6 +21,16 @@ nests, and works as a decorator); ``tp.debug(all_threads=True)`` and
 thread's. Outside debug mode nothing is checked and the dispatch tables hold
 the plain kernels. Checking costs a few microseconds per kernel on a CPU
 (and one device synchronisation per output on CUDA).
+
+On a lazy backend (``Backend.lazy``: dask) there are no values to check when
+a kernel runs, and reading them would compute the whole graph at every
+kernel. Debug mode then adds the check to the graph instead
+(``Backend.check_finite``): each float output is replaced by the same array
+with a per-chunk check, which raises NonFiniteError, naming the kernel, its
+inputs' shapes and dtypes, attrs and pass, when the values are computed.
+Every consumer reads the checked output, so the first kernel that made NaN
+or inf raises before any kernel that passed it on; the counts and the index
+of the first bad element are not in that message (the error names the chunk).
 """
 
 from __future__ import annotations
@@ -53,11 +63,16 @@ class _Checker:
 
     synchronize = False  # reading the check's result waits for the device anyway
 
-    def kernel_ran(self, call: KernelCall) -> None:
+    def kernel_ran(self, call: KernelCall) -> tuple[Any, ...] | None:
         backend = call.backend
+        if backend.lazy:  # the values do not exist yet: the check goes into the graph, ahead of every consumer
+            return tuple(
+                backend.check_finite(raw, _deferred_message(call, index)) for index, raw in enumerate(call.outputs)
+            )
         for index, raw in enumerate(call.outputs):
             if not backend.all_finite(raw):
                 raise _kernel_error(call, index)
+        return None
 
 
 _CHECKER = _Checker()
@@ -143,7 +158,18 @@ def check_gradient(of: str, input_name: str, g: Tensor) -> None:
     Nothing is checked outside debug mode.
     """
     backend = g._backend
-    if not checking() or backend.all_finite(g._data):
+    if not checking():
+        return
+    if backend.lazy:
+        message = (
+            f"debug mode (checked when computed, on lazy backend {backend.name!r}): in the backward pass, the "
+            f"gradient of {of!r} returned NaN or inf for its input {input_name!r} ({_storage(backend, g._data)}). "
+            "No kernel made it: it came from host data (tp.tensor(...) returned by a tp.custom_grad gradient or a "
+            "registered gradient, or the dy passed to tp.grad). Return finite values from that gradient function."
+        )
+        g._data = backend.check_finite(g._data, message)
+        return
+    if backend.all_finite(g._data):
         return
     nan, inf, where = _count(backend, g._data)
     raise NonFiniteError(
@@ -162,6 +188,36 @@ def check_gradient(of: str, input_name: str, g: Tensor) -> None:
 
 
 # -- the message ------------------------------------------------------------------------------------------------------
+
+
+def _deferred_message(call: KernelCall, index: int) -> str:
+    """The error text of a lazy backend's deferred check: what is known before any value is (no counts)."""
+    backend = call.backend
+    which = f"output {index} of {len(call.outputs)}" if len(call.outputs) > 1 else "output"
+    phase = (
+        "the forward pass"
+        if call.gradient_of is None
+        else f"the backward pass, in the gradient of {call.gradient_of!r}"
+    )
+    inputs = ", ".join(
+        f"{key}=[{', '.join(_storage(backend, r) for r in value)}]"
+        if isinstance(value, list | tuple)
+        else f"{key}={_storage(backend, value)}"
+        for key, value in call.inputs.items()
+    )
+    attrs = repr(call.attrs)
+    if len(attrs) > 200:
+        attrs = attrs[:197] + "..."
+    return (
+        f"debug mode (checked when computed, on lazy backend {backend.name!r}): kernel {call.kernel!r} returned NaN "
+        f"or inf in {phase}, in its {which} {_storage(backend, call.outputs[index])}.\n"
+        f"  inputs: {inputs or '(none)'}\n"
+        f"  attrs: {attrs}\n"
+        "Its inputs passed their own checks first (each kernel's output is checked before any kernel uses it), so "
+        f"{call.kernel!r} made it, unless an input came from data given to tp.tensor or a Variable: look at the "
+        "values reaching it (log or sqrt of a negative number or zero, 0 / 0, exp of a large number...) and keep "
+        "them in range (tp.clip_by_value, a small epsilon)."
+    )
 
 
 def _kernel_error(call: KernelCall, index: int) -> NonFiniteError:

@@ -45,6 +45,7 @@ from tensorplug._errors import (
     TensorplugError,
     warn,
 )
+from tensorplug._lazy import persist_lazy
 from tensorplug._observe import KernelCall, everywhere, observing
 from tensorplug._registry import gradient_registry, kernel_registry
 from tensorplug._state import state
@@ -580,12 +581,30 @@ def _replay_observed(
                 step.sequence,
             )
             for observer in observers:
-                observer.kernel_ran(call)
+                replaced = observer.kernel_ran(call)
+                if replaced is not None:
+                    call = call._replace(outputs=replaced)
+                    outputs = replaced
             for reg, raw in zip(step.outputs, outputs, strict=True):
                 regs[reg] = raw
         for reg in step.free:
             del regs[reg]
     return tuple(regs[r] for r in program.outputs)
+
+
+def _assigned(program: Program) -> list[int]:
+    """The indices of the variables the program assigns, each once, in order."""
+    return list(dict.fromkeys(s.variable for s in program.steps if isinstance(s, Assign)))
+
+
+def _persist_step(program: Program, variables: list[Variable], outputs: tuple[Any, ...]) -> tuple[Any, ...]:
+    """On a lazy backend: the replay's outputs and the variables it assigned, persisted as one graph (the step
+    is computed once, and the next step's graph starts from its results)."""
+    assigned = [variables[i] for i in _assigned(program)]
+    raws = program.backend.persist([*outputs, *(v._data for v in assigned)])
+    for v, raw in zip(assigned, raws[len(outputs) :], strict=True):
+        v._data = raw
+    return tuple(raws[: len(outputs)])
 
 
 def _lowered_failure_message(program: Program, exc: BaseException) -> str:
@@ -868,6 +887,9 @@ class Function(Generic[P, R]):
                 replay = generate_replay(program)
             dtypes = tuple(t.dtype for t in leaves)
             entry = _Trace(program, None, replay, lowered, structure, dtypes)
+            if backend.lazy:  # the optimizers inside f did not persist while tracing: the step boundary is here
+                assigned = [program.variables[i]() for i in _assigned(program)]
+                persist_lazy([*leaves, *(v for v in assigned if v is not None)])
         entry.used = next(_uses)
         self._store(key, entry)
         return result
@@ -939,6 +961,8 @@ class Function(Generic[P, R]):
                 if index is None:
                     raise KernelError(_lowered_failure_message(program, exc)) from exc
                 raise KernelError(_failure_message(program, index, exc)) from exc
+        if backend.lazy:
+            outputs = _persist_step(program, variables, outputs)
         dtypes = entry.dtypes
         if entry.structure is None:
             return wrap_storage(outputs[0], backend, dtypes[0])

@@ -49,11 +49,15 @@ class KernelCall(NamedTuple):
 
 
 class Observer(Protocol):
-    """Anything with ``kernel_ran(call)``; ``synchronize = True`` makes timings wait for the device."""
+    """Anything with ``kernel_ran(call)``; ``synchronize = True`` makes timings wait for the device.
+
+    ``kernel_ran`` returns None, or a tuple of replacement outputs (debug mode on a lazy backend returns the
+    outputs with a deferred check added to their graph); the observers after it see the replacements.
+    """
 
     synchronize: bool
 
-    def kernel_ran(self, call: KernelCall) -> None: ...
+    def kernel_ran(self, call: KernelCall) -> tuple[Any, ...] | None: ...
 
 
 everywhere: list[Observer] = []  # observers of every thread (debug mode set by the environment)
@@ -91,7 +95,10 @@ class ObservedKernel:
             self.name, backend, inputs, attrs, outputs, seconds, state.gradient_of, self.ran_on, self.fn, sequence
         )
         for observer in observers:
-            observer.kernel_ran(call)
+            replaced = observer.kernel_ran(call)
+            if replaced is not None:
+                call = call._replace(outputs=replaced)
+                out = type(out)(replaced) if sequence else replaced[0]
         return out
 
     def __repr__(self) -> str:

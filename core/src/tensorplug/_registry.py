@@ -82,6 +82,9 @@ class KernelSpec:
     dispose: Callable[[Any], None] | str | None = None
     override: bool = False
     source: str = RUNTIME
+    note: str = ""
+    """How the kernel runs when that is worth knowing (``"per-chunk"``: numpy's kernel mapped over each chunk
+    of a dask array); ``tp.coverage()`` shows it beside the provider."""
 
     @property
     def key(self) -> tuple[str, str]:

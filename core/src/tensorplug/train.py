@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 from tensorplug._autodiff import variable_grads
 from tensorplug._dtypes import is_floating
 from tensorplug._errors import DTypeError, ShapeError, TensorplugError
+from tensorplug._lazy import persist_lazy
 from tensorplug._state import no_grad, state
 from tensorplug._tensor import Tensor, Variable, describe, live_variables
 from tensorplug.ops import add, div, fill, mul, sqrt, square, sub, tensor, zeros_like
@@ -92,7 +93,7 @@ class Optimizer:
         variables = self._trainable(var_list)
         value, grads = variable_grads(loss_fn, variables)
         by_name = {v.name: v for v in variables}
-        self._apply([(by_name[name], g) for name, g in grads.items()])
+        self._apply([(by_name[name], g) for name, g in grads.items()], value)
         return value
 
     def apply_gradients(self, grads: GradientMap) -> None:
@@ -199,11 +200,12 @@ class Optimizer:
     def _name(self) -> str:
         return type(self).__name__
 
-    def _apply(self, pairs: list[tuple[Variable, Tensor]]) -> None:
+    def _apply(self, pairs: list[tuple[Variable, Tensor]], loss: Tensor | None = None) -> None:
         """One step on checked (variable, gradient) pairs.
 
         The slots are Variables (so that a ``tp.function`` replay reads and updates them); ``_update`` gets
-        them in a list and replaces entries with their new values, which are assigned here.
+        them in a list and replaces entries with their new values, which are assigned here. On a lazy backend
+        the new values (and ``loss``) are persisted together: the step's graph is computed once, not kept.
         """
         with self._lock, no_grad():
             step = self._iterations + 1
@@ -221,6 +223,10 @@ class Optimizer:
                         if value is not slot:
                             slot.assign(value)
             self._iterations = step
+            lazy = [v for v, _ in pairs if v._backend.lazy]
+            if lazy:
+                slots = [s for v in lazy for s in self._slots(v)]
+                persist_lazy([*lazy, *slots, *([loss] if loss is not None else [])])
 
     def _count_step(self) -> None:
         with self._lock:

@@ -11,17 +11,14 @@ process or on the workers of a ``dask.distributed`` client.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
 
 import dask
 import dask.array as da
 import numpy as np
 
 from tensorplug import Backend, BackendError
-
-if TYPE_CHECKING:
-    from tensorplug import Program
 
 _NAMES = {np.dtype(name): name for name in ("float32", "float64", "int32", "int64", "bool")}
 
@@ -57,7 +54,8 @@ class DaskBackend(Backend):
                 from distributed import Client
             except ImportError as exc:
                 raise BackendError(
-                    f"dask backend: client={client!r} needs dask.distributed; pip install 'tensorplug-dask[distributed]'"
+                    f"dask backend: client={client!r} needs dask.distributed; "
+                    "pip install 'tensorplug-dask[distributed]'"
                 ) from exc
             client = Client(client)
         if client is not None and not hasattr(client, "persist"):
@@ -163,14 +161,14 @@ class DaskBackend(Backend):
             return True
         return bool(np.isfinite(array).all())
 
-    def check_finite(self, raw: Any, message: Callable[[int], str]) -> Any:
+    def check_finite(self, raw: Any, message: str) -> Any:
         """``raw`` with a check added to its graph: computing it raises NonFiniteError where a chunk holds NaN/inf.
 
-        ``message(count)`` makes the error's text (kernel, inputs, backend) from the number of bad elements.
+        ``message`` (debug mode's: kernel, inputs, attrs, pass) starts the error; the chunk's counts follow.
         """
         if raw.dtype.kind not in "fc":
             return raw
-        return raw.map_blocks(_checked_block, message, dtype=raw.dtype, meta=raw._meta)
+        return raw.map_blocks(_checked_block, message, dtype=raw.dtype, meta=raw._meta, token="finite-check")
 
     # -- computing ------------------------------------------------------------------------------------------------
 
@@ -192,11 +190,6 @@ class DaskBackend(Backend):
             out[i] = r
         return out
 
-    def lower(self, program: Program) -> Callable[[list[Any], list[Any], list[Any]], tuple[Any, ...]] | None:
-        from tensorplug_dask._lower import lower  # imported at the first trace, not with the backend
-
-        return lower(program, self)
-
     def __repr__(self) -> str:
         where = f"client {self.client.scheduler.address}" if self.client is not None else "dask's default scheduler"
         return f"<DaskBackend 'dask': chunks={self.chunks!r}, {where}>"
@@ -212,10 +205,18 @@ def _is_persisted(raw: Any) -> bool:
     return len(graph) == raw.npartitions and all(not dask.core.istask(v) for v in graph.values())
 
 
-def _checked_block(block: np.ndarray, message: Callable[[int], str]) -> np.ndarray:
-    bad = int(block.size - np.count_nonzero(np.isfinite(block)))
-    if bad:
+def _checked_block(block: np.ndarray, message: str, block_info: Any = None) -> np.ndarray:
+    finite = np.isfinite(block)
+    if not finite.all():
         from tensorplug import NonFiniteError
 
-        raise NonFiniteError(message(bad))
+        nan, inf = int(np.isnan(block).sum()), int(np.isinf(block).sum())
+        where = ""
+        if block_info and None in block_info:
+            location = block_info[None].get("array-location")
+            if location:
+                first = tuple(int(i) + start for i, (start, _) in zip(np.argwhere(~finite)[0], location, strict=True))
+                where = f", the first at index {first}"
+        counts = " and ".join(p for p in (f"{nan} NaN" if nan else "", f"{inf} inf" if inf else "") if p)
+        raise NonFiniteError(f"{message}\n  The chunk computed held {counts}{where}.")
     return block

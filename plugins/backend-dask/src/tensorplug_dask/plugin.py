@@ -3,12 +3,17 @@
 Nothing here imports dask: the factory and every kernel are named lazily
 (``"module:function"``), so ``import tensorplug`` stays cheap; dask is
 imported when the backend is first initialised. The kernel table follows the
-catalogue's convention (``Sqrt`` is ``_unary:sqrt``).
+catalogue's convention (``Sqrt`` is ``_unary:sqrt``). Kernels that map the
+numpy backend's kernel over each chunk (``PER_CHUNK``) carry the note
+``"per-chunk"``, which ``tp.coverage()`` and ``tensorplug info`` show.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 from tensorplug import BackendSpec, KernelSpec, hookimpl
+from tensorplug import kernel_names as K
 from tensorplug.kernel_factories import catalogue_kernels
 
 BACKEND = "dask"
@@ -16,7 +21,12 @@ BACKEND = "dask"
 PRIORITY = -5
 # A kernel this backend does not register runs on numpy through the fallback mechanism (computing its inputs).
 FALLBACK = "numpy"
+PER_CHUNK_NOTE = "per-chunk"
 _PACKAGE = "tensorplug_dask"
+
+# Kernels written as numpy's kernel mapped over each chunk (tensorplug_dask._factories.per_chunk): every
+# elementwise kernel, and those dask.array has no faithful function for, after rechunking the axes they need whole.
+PER_CHUNK: frozenset[str] = frozenset([*K.FAMILIES["unary"], *(k for k in K.FAMILIES["binary"] if k != K.ADD_N)])
 
 
 @hookimpl
@@ -26,4 +36,7 @@ def tensorplug_backends() -> list[BackendSpec]:
 
 @hookimpl
 def tensorplug_kernels() -> list[KernelSpec]:
-    return catalogue_kernels(BACKEND, _PACKAGE)
+    return [
+        dataclasses.replace(spec, note=PER_CHUNK_NOTE) if spec.kernel_name in PER_CHUNK else spec
+        for spec in catalogue_kernels(BACKEND, _PACKAGE)
+    ]
