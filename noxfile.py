@@ -108,8 +108,9 @@ def array_api(session: nox.Session) -> None:
 
 @nox.session
 def dask(session: nox.Session) -> None:
-    """The dask backend: the conformance suite on chunks of two elements (known gaps declared in tests/dask/conftest.py),
-    laziness, persist, debug mode and moves, and README's example on a LocalCluster (127.0.0.1, 2 workers)."""
+    """The dask backend: the conformance suite on chunks of two elements (known gaps: tests/dask/conftest.py),
+    laziness, persist, debug mode and moves, and README's example on a LocalCluster (127.0.0.1, 2 workers).
+    """
     session.install(CORE, NUMPY, f"{DASK}[distributed]", *PYTEST)
     session.run("pytest", "tests/dask", "--tensorplug-backend", "dask", "--tensorplug-strict", *session.posargs)
 

@@ -117,7 +117,7 @@ def main() -> None:
 
             return timed, state
 
-        tp_eager, eager_state = make_tp(False)
+        tp_eager, _ = make_tp(False)
         tp_traced, traced_state = make_tp(True)
 
         tp.set_backend("numpy")

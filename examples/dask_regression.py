@@ -69,7 +69,8 @@ def main() -> None:
 
     x, y = make_data(args.rows, args.features, args.seed)
     print(
-        f"data: {args.rows:,} x {args.features} float32 ({x.nbytes / 2**20:.0f} MiB) in chunks of {args.chunk_rows:,} rows"
+        f"data: {args.rows:,} x {args.features} float32 ({x.nbytes / 2**20:.0f} MiB) "
+        f"in chunks of {args.chunk_rows:,} rows"
     )
     with (
         LocalCluster(

@@ -18,8 +18,8 @@ import tensorplug as tp
 from tensorplug.testing import Case, all_cases
 
 
-class Computed(AssertionError):
-    pass
+class Computed(BaseException):
+    """Raised by the guard scheduler (a BaseException: the backend's KernelError wrapping leaves it alone)."""
 
 
 def _refuse(*args: Any, **kwargs: Any) -> Any:
@@ -135,7 +135,7 @@ def test_training_persists_each_step_and_matches_numpy(traced: bool, optimizer: 
 def test_without_persist_the_graph_keeps_every_step() -> None:
     tp.set_backend("dask", chunks=2, persist=False)
     try:
-        losses, w, _ = _train_lazy()
+        _, w, _ = _train_lazy()
         assert len(w._data.__dask_graph__()) > 10 * w._data.npartitions
     finally:
         tp.set_backend("dask", chunks=2)
@@ -175,8 +175,8 @@ def test_debug_mode_checks_when_values_are_computed_and_names_the_kernel_that_ma
     with pytest.raises(tp.NonFiniteError) as caught:
         y.numpy()
     message = str(caught.value)
-    assert "kernel 'Sqrt'" in message and "lazy backend 'dask'" in message
-    assert "x=float32[5]" in message and "1 NaN" in message and "index (2,)" in message
+    for part in ("kernel 'Sqrt'", "lazy backend 'dask'", "x=float32[5]", "1 NaN", "index (2,)"):
+        assert part in message
     with tp.debug():
         fine = tp.sqrt(tp.abs(x)) * 2.0
     np.testing.assert_allclose(fine.numpy(), np.sqrt(np.abs(x.numpy())) * 2.0)
@@ -202,7 +202,8 @@ def test_moves_between_numpy_and_dask_both_ways() -> None:
         on_dask = on_numpy.to_backend("dask")  # numpy -> dask: no computation
         doubled = on_dask * 2.0
         also = tp.tensor(on_numpy)  # tp.tensor of another backend's tensor moves it too
-    assert on_dask.backend == "dask" and isinstance(on_dask._data, da.Array) and also.backend == "dask"
+    assert on_dask.backend == also.backend == "dask"
+    assert isinstance(on_dask._data, da.Array)
     back = doubled.to_backend("numpy")  # dask -> numpy computes, as reading does
     assert back.backend == "numpy"
     np.testing.assert_array_equal(back.numpy(), host * 2.0)
@@ -233,7 +234,7 @@ def test_chunks_options() -> None:
     tuple_chunks = DaskBackend(chunks=(2, 4))
     assert tuple_chunks.from_host(np.zeros((4, 4))).chunks == ((2, 2), (4,))
     assert tuple_chunks.from_host(np.zeros(5)).chunks == ((5,),)  # another rank: "auto"
-    with pytest.raises(tp.BackendError, match="dask.distributed.Client"):
+    with pytest.raises(tp.BackendError, match=r"dask\.distributed\.Client"):
         DaskBackend(client=object())
 
 

@@ -28,8 +28,12 @@ def _normal(*shape: int, dtype: Any = np.float64) -> np.ndarray:
     return RNG.standard_normal(shape).astype(dtype)
 
 
+class ComputedError(BaseException):
+    """Raised by the guard scheduler (a BaseException: the backend's KernelError wrapping leaves it alone)."""
+
+
 def _refuse(*args: Any, **kwargs: Any) -> Any:
-    raise AssertionError("a kernel computed a dask graph while it was called")
+    raise ComputedError("a kernel computed a dask graph while it was called")
 
 
 @contextmanager

@@ -10,15 +10,16 @@ process or on the workers of a ``dask.distributed`` client.
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import dask
 import dask.array as da
 import numpy as np
 
-from tensorplug import Backend, BackendError
+from tensorplug import Backend, BackendError, KernelError, TensorplugError
 
 _NAMES = {np.dtype(name): name for name in ("float32", "float64", "int32", "int64", "bool")}
 
@@ -107,9 +108,10 @@ class DaskBackend(Backend):
 
     def compute(self, raw: Any) -> Any:
         """The value of ``raw`` as a numpy array: its graph computed on the client, or dask's scheduler."""
-        if self.client is not None:
-            return self.client.compute(raw, sync=True)
-        return raw.compute()
+        with _computing([raw]):
+            if self.client is not None:
+                return self.client.compute(raw, sync=True)
+            return raw.compute()
 
     def dtype_of(self, raw: Any) -> str:
         dtype = raw.dtype
@@ -184,7 +186,8 @@ class DaskBackend(Backend):
         if not lazy:
             return list(raws)
         todo = [raws[i] for i in lazy]
-        done = self.client.persist(todo) if self.client is not None else dask.persist(*todo)
+        with _computing(todo):
+            done = self.client.persist(todo) if self.client is not None else dask.persist(*todo)
         out = list(raws)
         for i, r in zip(lazy, done, strict=True):
             out[i] = r
@@ -197,6 +200,23 @@ class DaskBackend(Backend):
 
 # Host arrays above this many bytes are scattered to a client's workers rather than embedded in the graph.
 _SCATTER_BYTES = 1 << 20
+
+
+@contextlib.contextmanager
+def _computing(raws: Sequence[Any]) -> Iterator[None]:
+    """Errors raised by the tasks computing ``raws`` as KernelError: what was computed, and why it failed then."""
+    try:
+        yield
+    except TensorplugError:
+        raise  # debug mode's NonFiniteError, say: it names its kernel already
+    except Exception as exc:
+        what = ", ".join(f"{_NAMES.get(r.dtype, r.dtype)}[{', '.join(map(str, r.shape))}]" for r in raws)
+        raise KernelError(
+            f"dask backend: computing {what} failed in one of its tasks: {type(exc).__name__}: {exc}. On a lazy "
+            "backend, kernels check values (index ranges, integer powers...) when the values are computed, which "
+            "is now: the message above names the kernel whose check failed; the op that made it was called "
+            "earlier, when the tensor was made. Fix the values reaching that op"
+        ) from exc
 
 
 def _is_persisted(raw: Any) -> bool:

@@ -8,7 +8,6 @@ differ from the numpy backend's in the last bits: the chunks' partial sums
 add in another order.
 """
 
-# mypy: allow-untyped-calls
 # (dask.array has no type annotations)
 
 from __future__ import annotations

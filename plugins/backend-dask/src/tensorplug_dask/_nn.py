@@ -16,7 +16,6 @@ chunks (a dask tree reduction), so with several batch chunks its float
 values may differ from numpy's in the last bits.
 """
 
-# mypy: allow-untyped-calls
 # (dask.array has no type annotations)
 
 from __future__ import annotations

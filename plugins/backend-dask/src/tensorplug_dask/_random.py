@@ -8,7 +8,6 @@ values are not the numpy backend's (each chunk draws from its own stream);
 the contract asks only for the distribution, the range and the dtype.
 """
 
-# mypy: allow-untyped-calls
 # (dask.array has no type annotations)
 
 from __future__ import annotations

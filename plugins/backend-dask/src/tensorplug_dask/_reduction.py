@@ -16,7 +16,6 @@ dtype, integers wrap); floats summed over several chunks may differ in the
 last bits, as they add in another order.
 """
 
-# mypy: allow-untyped-calls
 # (dask.array has no type annotations)
 
 from __future__ import annotations

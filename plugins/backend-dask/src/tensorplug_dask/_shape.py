@@ -8,9 +8,6 @@ Index checks happen where the values are, inside the tasks: computing a
 result raises numpy's error then (the op itself returns a lazy tensor).
 """
 
-# dask.array's functions carry no annotations: calling them is what this module does.
-# mypy: disallow-untyped-calls=False
-
 from __future__ import annotations
 
 import itertools

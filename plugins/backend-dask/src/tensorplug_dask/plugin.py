@@ -24,9 +24,17 @@ FALLBACK = "numpy"
 PER_CHUNK_NOTE = "per-chunk"
 _PACKAGE = "tensorplug_dask"
 
-# Kernels written as numpy's kernel mapped over each chunk (tensorplug_dask._factories.per_chunk): every
-# elementwise kernel, and those dask.array has no faithful function for, after rechunking the axes they need whole.
-PER_CHUNK: frozenset[str] = frozenset([*K.FAMILIES["unary"], *(k for k in K.FAMILIES["binary"] if k != K.ADD_N)])
+# Kernels written as numpy's kernel mapped over each chunk (tensorplug_dask._factories.per_chunk): every elementwise
+# kernel, and those dask.array has no faithful function for, after rechunking only the axes they need whole.
+PER_CHUNK: frozenset[str] = frozenset(
+    [
+        *K.FAMILIES["unary"],
+        *(k for k in K.FAMILIES["binary"] if k != K.ADD_N),
+        K.CAST, K.GATHER_ND, K.SCATTER_ND, K.UNSORTED_SEGMENT_SUM, K.TOP_K,
+        K.CONV2D, K.CONV2D_BACKPROP_INPUT, K.CONV2D_BACKPROP_FILTER,
+        K.MAX_POOL, K.MAX_POOL_GRAD, K.AVG_POOL, K.AVG_POOL_GRAD,
+    ]
+)  # fmt: skip
 
 
 @hookimpl
