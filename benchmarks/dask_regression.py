@@ -5,7 +5,8 @@
     python benchmarks/dask_regression.py --rows 200000 --repeats 5
 
 One SGD step of linear regression (mean squared error, gradients, update of w and b, all persisted together)
-is timed four ways, interleaved, as the median of ``--repeats`` rounds of ``--steps`` steps each:
+is timed four ways, interleaved (the order rotates from round to round), as the median of ``--repeats`` rounds
+of ``--steps`` steps each:
 - ``hand``: dask.array by hand (the gradients written out: X.T @ (2 (Xw + b - y) / n)), then one persist;
 - ``tp eager``: ``opt.minimize`` on the dask backend (the optimizer persists w, b and the loss together);
 - ``tp traced``: the same inside ``tp.function`` (each replay builds the step's graph and persists it);
@@ -49,7 +50,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--features", type=int, default=64)
     parser.add_argument("--chunk-rows", type=int, default=100_000)
-    parser.add_argument("--steps", type=int, default=5, help="steps per timed round")
+    parser.add_argument("--steps", type=int, default=10, help="steps per timed round")
     parser.add_argument("--repeats", type=int, default=7, help="rounds per variant (interleaved); the median is kept")
     parser.add_argument("--scheduler", choices=["cluster", "threads"], default="cluster")
     parser.add_argument("--workers", type=int, default=2)
@@ -139,8 +140,10 @@ def main() -> None:
             fn()
         numpy_step()
         times: dict[str, list[float]] = {name: [] for name in [*variants, "numpy"]}
-        for _ in range(args.repeats):
-            for name, fn in variants.items():
+        names = list(variants)
+        for round_ in range(args.repeats):
+            for name in names[round_ % len(names) :] + names[: round_ % len(names)]:  # each variant first in turn
+                fn = variants[name]
                 start = time.perf_counter()
                 for _ in range(args.steps):
                     fn()

@@ -137,7 +137,27 @@ def transpose(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> An
 
 
 def broadcast_to(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
-    return da.broadcast_to(as_dask(inputs["x"]), tuple(attrs["shape"]))
+    """x broadcast to ``shape``, the axes it creates or stretches chunked as the backend chunks that shape.
+
+    dask's ``broadcast_to`` would make each such axis one chunk (the gradient of a mean, a 0-d dy broadcast to
+    a 1,000,000-row shape, would be one block that every consumer chunked by rows splits again), and its tasks
+    never fuse with their consumers. Here each output block is ``np.broadcast_to`` of x's block (a read-only
+    view) in a blockwise task over an empty template, which dask fuses into the elementwise kernel that reads it.
+    """
+    x = as_dask(inputs["x"])
+    shape = tuple(attrs["shape"])
+    lead = len(shape) - x.ndim
+    stretched = [i for i, n in enumerate(shape) if i < lead or (x.shape[i - lead] == 1 and n != 1)]
+    if not stretched:
+        return da.broadcast_to(x, shape)
+    wanted = da.core.normalize_chunks(backend._chunks_for(shape), shape, dtype=x.dtype)
+    chunks = tuple(wanted[i] if i in stretched else x.chunks[i - lead] for i in range(len(shape)))
+    template = da.empty(shape, dtype=x.dtype, chunks=chunks)
+    return da.core.elemwise(_broadcast_block, template, x, dtype=x.dtype)
+
+
+def _broadcast_block(template: np.ndarray, block: np.ndarray) -> np.ndarray:
+    return np.broadcast_to(block, template.shape)
 
 
 # numpy's Cast on each chunk: NaN and inf to ints quietly, as numpy's kernel gives them (astype would warn).
