@@ -185,7 +185,7 @@ def main() -> None:
         loss.item()
         with Callback(pretask=count):
             second = loss.item()
-        reread = executed if client is None else len(loss._data.__dask_graph__()) - loss._data.npartitions
+        held = len(loss._data.__dask_graph__())  # 1: the persisted result, not the step's tasks
 
         # -- report -------------------------------------------------------------------------------------------------
         hand_median = statistics.median(times["hand"])
@@ -205,9 +205,10 @@ def main() -> None:
         print(f"  hand       {_tasks(hand, False):5d} / {_tasks(hand, True):5d}")
         print(f"  tp eager   {_tasks(eager_graph, False):5d} / {_tasks(eager_graph, True):5d}")
         print(f"  tp traced  {_tasks(traced_graph, False):5d} / {_tasks(traced_graph, True):5d}")
+        ran = f"ran {executed} task(s) (fetching the persisted chunk, and dask's finalize)" if client is None else ""
         print(
-            f"reading the loss again after the step ran {reread} tasks of the step (its graph holds "
-            f"{len(loss._data.__dask_graph__())} task(s): the persisted result; loss {second:.6f})"
+            f"after a step, the loss's graph holds {held} task(s), the persisted result, not the step's "
+            f"{_tasks(traced_graph, True)}: reading it again {ran or 'fetches that result'} (loss {second:.6f})"
         )
     finally:
         if client is not None:
