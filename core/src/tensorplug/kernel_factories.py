@@ -41,6 +41,28 @@ def binary(fn: Callable[[Any, Any], Any]) -> Kernel:
     return kernel
 
 
+def strided_slice_key(attrs: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The basic-indexing key of a StridedSlice's canonical attrs, masks included, for libraries that index as
+    numpy does (negative steps, clamping and wrapping as TensorFlow.js's strided slice).
+
+    >>> strided_slice_key({"begin": (1, 0), "end": (3, 0), "strides": (1, -1), "begin_mask": 0, "end_mask": 2,
+    ...                    "ellipsis_mask": 0, "new_axis_mask": 0, "shrink_axis_mask": 0})
+    (slice(1, 3, 1), slice(0, None, -1))
+    """
+    key: list[Any] = []
+    for i, (b, e, s) in enumerate(zip(attrs["begin"], attrs["end"], attrs["strides"], strict=True)):
+        bit = 1 << i
+        if attrs["ellipsis_mask"] & bit:
+            key.append(Ellipsis)
+        elif attrs["new_axis_mask"] & bit:
+            key.append(None)
+        elif attrs["shrink_axis_mask"] & bit:
+            key.append(b)
+        else:
+            key.append(slice(None if attrs["begin_mask"] & bit else b, None if attrs["end_mask"] & bit else e, s))
+    return tuple(key)
+
+
 # ---- the kernel table of a backend, derived from the catalogue ----------------------------------------------------
 
 

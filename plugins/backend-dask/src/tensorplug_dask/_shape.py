@@ -20,6 +20,7 @@ from typing import Any
 import dask.array as da
 import numpy as np
 
+from tensorplug.kernel_factories import strided_slice_key
 from tensorplug_dask._factories import Chunk, as_dask, chunkwise, numpy_kernel, per_chunk
 
 # -- helpers ---------------------------------------------------------------------------------------------------
@@ -204,19 +205,8 @@ def slice_(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
 
 
 def strided_slice(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
-    """The index numpy's kernel builds (masks included), as dask's basic indexing: negative steps too."""
-    index: list[Any] = []
-    for i, (b, e, s) in enumerate(zip(attrs["begin"], attrs["end"], attrs["strides"], strict=True)):
-        bit = 1 << i
-        if attrs["ellipsis_mask"] & bit:
-            index.append(Ellipsis)
-        elif attrs["new_axis_mask"] & bit:
-            index.append(None)
-        elif attrs["shrink_axis_mask"] & bit:
-            index.append(b)
-        else:
-            index.append(slice(None if attrs["begin_mask"] & bit else b, None if attrs["end_mask"] & bit else e, s))
-    return as_dask(inputs["x"])[tuple(index)]
+    """The index numpy's kernel uses (masks included), as dask's basic indexing: negative steps too."""
+    return as_dask(inputs["x"])[strided_slice_key(attrs)]
 
 
 def pad_v2(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:

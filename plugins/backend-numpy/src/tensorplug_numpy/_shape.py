@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorplug.kernel_factories import strided_slice_key
 from tensorplug_numpy._factories import quiet
 
 # -- shape and dtype -------------------------------------------------------------
@@ -82,18 +83,7 @@ def slice_(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
 
 def strided_slice(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     """TensorFlow.js's semantics, masks included: numpy's basic indexing clamps and wraps the same way."""
-    index: list[Any] = []
-    for i, (b, e, s) in enumerate(zip(attrs["begin"], attrs["end"], attrs["strides"], strict=True)):
-        bit = 1 << i
-        if attrs["ellipsis_mask"] & bit:
-            index.append(Ellipsis)
-        elif attrs["new_axis_mask"] & bit:
-            index.append(None)
-        elif attrs["shrink_axis_mask"] & bit:
-            index.append(b)
-        else:
-            index.append(slice(None if attrs["begin_mask"] & bit else b, None if attrs["end_mask"] & bit else e, s))
-    return inputs["x"][tuple(index)]
+    return inputs["x"][strided_slice_key(attrs)]
 
 
 # np.pad refuses an empty tuple of paddings (a 0-d x); the scalar 0 pads nothing on every axis.
