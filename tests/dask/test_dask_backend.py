@@ -281,3 +281,18 @@ def test_the_readme_dask_block_runs(capsys: pytest.CaptureFixture[str]) -> None:
     finally:
         tp.set_backend("dask", chunks=2)
     assert capsys.readouterr().out == "91.0\n"
+
+
+def test_tensorplug_bench_leaves_out_lazy_backends_unless_named() -> None:
+    code = "import sys; from tensorplug._cli import main; sys.exit(main(sys.argv[1:]))"
+    done = subprocess.run(
+        [sys.executable, "-c", code, "bench", "--quick", "--json"], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    import json
+
+    data = json.loads(done.stdout)
+    assert "benchmarks/dask_regression.py" in data["skipped"]["dask"]
+    measured = {row["backend"] for row in data["rows"]}
+    assert "numpy" in measured
+    assert "dask" not in measured

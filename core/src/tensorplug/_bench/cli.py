@@ -61,10 +61,19 @@ def run(args: argparse.Namespace) -> int:
     # pay for torch's ~150,000 objects in each garbage collection (recording: 2.4 -> 3.8 us per kernel).
     for name in dict.fromkeys(args.backends or tp.list_backends()):
         try:
-            tp.backend(name)
+            backend = tp.backend(name)
         except tp.BackendError as exc:
             print(f"tensorplug bench: skipping backend {name!r}: {exc}", file=sys.stderr)
-            results.skipped[name] = str(exc)
+            results.skipped[name] = f"it did not initialise ({exc})"
+            continue
+        if backend.lazy and not args.backends:
+            why = (
+                "a lazy backend: these workloads on one machine's small arrays time its graph building and "
+                "scheduling, not tensorplug's overhead (`--backend NAME` times them anyway; tensorplug-dask's "
+                "benchmark is benchmarks/dask_regression.py, against dask.array by hand)"
+            )
+            print(f"tensorplug bench: skipping backend {name!r}: {why}", file=sys.stderr)
+            results.skipped[name] = why
             continue
         results.backends.append(workloads.bench_backend(name, settings))
     if not args.backends and not args.no_autograd and references.autograd_available():

@@ -26,7 +26,7 @@ class Results:
     settings: Settings
     command: str
     backends: list[BackendResult] = field(default_factory=list)
-    skipped: dict[str, str] = field(default_factory=dict)  # backend name -> why it did not initialise
+    skipped: dict[str, str] = field(default_factory=dict)  # backend name -> why it was not measured
     import_row: Row | None = None
     load_before: str = ""
 
@@ -110,7 +110,7 @@ def references_text(results: Results) -> list[str]:
             how = result.reference
         lines.append(f"- backend {result.backend} ({result.device}): against {how}")
     for name, why in results.skipped.items():
-        lines.append(f"- backend {name}: not measured, it did not initialise ({why})")
+        lines.append(f"- backend {name}: not measured: {why}")
     return lines
 
 
