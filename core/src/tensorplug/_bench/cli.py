@@ -27,6 +27,9 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-autograd", action="store_true", help="leave out HIPS autograd (timed for comparison when installed)"
     )
+    parser.add_argument(
+        "--no-jax", action="store_true", help="leave out JAX (jax.jit and eager, timed for comparison when installed)"
+    )
     parser.set_defaults(command_line=None)
 
 
@@ -78,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
         results.backends.append(workloads.bench_backend(name, settings))
     if not args.backends and not args.no_autograd and references.autograd_available():
         results.backends.append(workloads.bench_autograd(settings))  # for comparison, as issue 8's table has it
+    if not args.backends and not args.no_jax and references.jax_available():
+        results.backends.extend(workloads.bench_jax(settings))  # beside the traced rows, as issue 14 asks
     results.import_row = workloads.bench_import(settings)
 
     if args.json:
@@ -97,4 +102,8 @@ def command_line(args: argparse.Namespace) -> str:
         words += ["--backend", name]
     if args.quick:
         words.append("--quick")
+    if args.no_autograd:
+        words.append("--no-autograd")
+    if args.no_jax:
+        words.append("--no-jax")
     return " ".join(words)

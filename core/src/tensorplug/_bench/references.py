@@ -248,6 +248,75 @@ class AutogradMLP:
         return loss, [p.copy() for p in self.params]
 
 
+# -- JAX (optional: pip install jax jaxlib) ---------------------------------------------------------------------------
+
+
+def jax_available() -> bool:
+    """Whether JAX can be imported (an optional comparison, as HIPS autograd; never a requirement)."""
+    import importlib.util
+
+    return importlib.util.find_spec("jax") is not None
+
+
+def jax_small_grad(w: np.ndarray, b: np.ndarray, jit: bool) -> Callable[[Any], Any]:
+    """d/dx sum(tanh(x * w + b)) by ``jax.grad`` (under ``jax.jit`` when ``jit``): ``f(x)``, waiting for the result."""
+    import jax
+    import jax.numpy as jnp
+
+    df = jax.grad(lambda x: jnp.sum(jnp.tanh(x * w + b)))
+    if jit:
+        df = jax.jit(df)
+
+    def f(x: Any) -> Any:
+        return df(x).block_until_ready()
+
+    return f
+
+
+class JaxMLP:
+    """The same SGD step as one ``jax.jit`` function of the weights (value_and_grad, then the update), as JAX
+    programs are written: the weights go in and come back."""
+
+    def __init__(self, problem: MLPProblem) -> None:
+        import jax
+        import jax.numpy as jnp
+
+        self.problem = problem
+        self.x, self.onehot = jnp.asarray(problem.x), jnp.asarray(problem.onehot)
+        rate = problem.learning_rate
+        layers = len(problem.weights) // 2
+
+        def loss(params: list[Any], x: Any, onehot: Any) -> Any:
+            h = x
+            for i in range(layers):
+                h = h @ params[2 * i] + params[2 * i + 1]
+                if i < layers - 1:
+                    h = jax.nn.relu(h)
+            return -jnp.sum(jax.nn.log_softmax(h) * onehot) / h.shape[0]
+
+        def step(params: list[Any], x: Any, onehot: Any) -> tuple[Any, list[Any]]:
+            value, grads = jax.value_and_grad(loss)(params, x, onehot)
+            return value, [p - rate * g for p, g in zip(params, grads, strict=True)]
+
+        self.jitted = jax.jit(step)
+        self.params: list[Any] = []
+        self.reset()
+
+    def reset(self) -> None:
+        import jax.numpy as jnp
+
+        self.params = [jnp.asarray(p) for p in self.problem.weights]
+
+    def step(self) -> float:
+        value, self.params = self.jitted(self.params, self.x, self.onehot)
+        return float(value)  # waits for the step, as the other implementations' steps do
+
+    def loss_and_weights(self) -> tuple[float, list[np.ndarray]]:
+        self.reset()
+        loss = self.step()
+        return loss, [np.asarray(p) for p in self.params]
+
+
 # -- raw PyTorch eager -----------------------------------------------------------------------------------------------
 
 

@@ -15,7 +15,7 @@ import pluggy
 
 import tensorplug as tp
 from tensorplug._bench.timing import Settings
-from tensorplug._bench.workloads import AUTOGRAD, RECORDS_PER_SCOPE, BackendResult, Row
+from tensorplug._bench.workloads import AUTOGRAD, JAX_EAGER, JAX_JIT, RECORDS_PER_SCOPE, BackendResult, Row
 from tensorplug._profile import format_seconds as format_time
 
 
@@ -100,6 +100,13 @@ def references_text(results: Results) -> list[str]:
             lines.append(
                 f"- {AUTOGRAD} (installed, so timed for comparison; not a tensorplug backend): its rows hold "
                 "autograd's own time in the tensorplug column, against NumPy by hand"
+            )
+            continue
+        if result.backend in (JAX_JIT, JAX_EAGER):
+            lines.append(
+                f"- {result.backend} (installed, so timed for comparison; not a tensorplug backend): its rows hold "
+                "JAX's own time on the CPU in the tensorplug column, against NumPy by hand; compare them with "
+                "the numpy backend's tp.function rows"
             )
             continue
         if result.reference == "raw NumPy" and result.backend != "numpy":

@@ -25,11 +25,13 @@ from tensorplug._autodiff import _Scope
 from tensorplug._backend import Backend
 from tensorplug._bench.references import (
     AutogradMLP,
+    JaxMLP,
     MLPProblem,
     MLPStep,
     NumpyReference,
     Reference,
     autograd_small_grad,
+    jax_small_grad,
     make_problem,
     one_element,
     reference_for,
@@ -371,6 +373,40 @@ def bench_autograd(settings: Settings) -> BackendResult:
         ag = Workload("model.step()", {"model": with_autograd}, around=functools.partial(restarted, with_autograd))
         rows.append(Row(AUTOGRAD, "cpu", workload, reference.mlp_name, *compare(hand, ag, settings)))
     return BackendResult(AUTOGRAD, "cpu", reference.name, rows, [])
+
+
+JAX_JIT = "JAX (jax.jit)"
+JAX_EAGER = "JAX (eager)"
+
+
+def bench_jax(settings: Settings) -> list[BackendResult]:
+    """JAX on the CPU (when installed) against NumPy by hand, beside the traced rows: ``jax.jit`` on every
+    workload it can do (the gradient and the MLP steps), and JAX eager on the gradient. Each is checked to
+    agree with NumPy by hand first, and timed interleaved with it, as every other row.
+    """
+    reference = NumpyReference()
+    x, w, b = one_element(0.3), one_element(-1.2), one_element(0.4)
+    timed, expected = reference.small_grad(x, w, b)
+    results = []
+    for label, jit in ((JAX_JIT, True), (JAX_EAGER, False)):
+        announce(f"{SMALL_GRAD} with {label}")
+        df = jax_small_grad(w, b, jit)
+        got = np.asarray(df(x))
+        if not np.allclose(got, expected, rtol=1e-5):
+            raise BenchCheckError(f"{SMALL_GRAD}: {label} gives {got!r}, {timed.name} gives {expected!r}")
+        candidate = Workload("df(x)", {"df": df, "x": x})
+        rows = [Row(label, "cpu", SMALL_GRAD, timed.name, *compare(timed.workload, candidate, settings))]
+        if jit:
+            for workload, (sizes, batch) in MLPS.items():
+                announce(f"{workload} with {label}")
+                problem = make_problem(sizes, batch)
+                by_hand, with_jax = reference.mlp(problem), JaxMLP(problem)
+                check_same_step(workload, label, reference.mlp_name, by_hand, with_jax)
+                hand = Workload("model.step()", {"model": by_hand}, around=functools.partial(restarted, by_hand))
+                jx = Workload("model.step()", {"model": with_jax}, around=functools.partial(restarted, with_jax))
+                rows.append(Row(label, "cpu", workload, reference.mlp_name, *compare(hand, jx, settings)))
+        results.append(BackendResult(label, "cpu", reference.name, rows, []))
+    return results
 
 
 def bench_import(settings: Settings) -> Row:
