@@ -87,8 +87,6 @@ class DaskBackend(Backend):
 
     def _scatter(self, array: np.ndarray, chunks: Any) -> Any:
         """A big host array sent to the client's workers block by block, not embedded in every graph."""
-        from distributed import Future  # noqa: F401  (the client's library: imported with it)
-
         normalized = da.core.normalize_chunks(chunks, array.shape, dtype=array.dtype)
         blocks = []
         offsets = [np.cumsum((0, *c)) for c in normalized]
