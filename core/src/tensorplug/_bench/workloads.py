@@ -364,15 +364,25 @@ def bench_autograd(settings: Settings) -> BackendResult:
         raise BenchCheckError(f"{SMALL_GRAD}: {AUTOGRAD} gives {df(x, w, b)!r}, {timed.name} gives {expected!r}")
     candidate = Workload("df(x, w, b)", {"df": df, "x": x, "w": w, "b": b})
     rows.append(Row(AUTOGRAD, "cpu", SMALL_GRAD, timed.name, *compare(timed.workload, candidate, settings)))
-    for workload, (sizes, batch) in MLPS.items():
-        announce(f"{workload} with {AUTOGRAD}")
-        problem = make_problem(sizes, batch)
-        by_hand, with_autograd = reference.mlp(problem), AutogradMLP(problem)
-        check_same_step(workload, AUTOGRAD, reference.mlp_name, by_hand, with_autograd)
-        hand = Workload("model.step()", {"model": by_hand}, around=functools.partial(restarted, by_hand))
-        ag = Workload("model.step()", {"model": with_autograd}, around=functools.partial(restarted, with_autograd))
-        rows.append(Row(AUTOGRAD, "cpu", workload, reference.mlp_name, *compare(hand, ag, settings)))
+    rows += _mlp_rows(AUTOGRAD, AutogradMLP, reference, settings)
     return BackendResult(AUTOGRAD, "cpu", reference.name, rows, [])
+
+
+def _mlp_rows(
+    label: str, make: Callable[[MLPProblem], MLPStep], reference: NumpyReference, settings: Settings
+) -> list[Row]:
+    """The MLP step of a library compared with NumPy by hand (``make(problem)`` builds it), on every MLP problem:
+    checked to take the same step first, then timed interleaved with the reference."""
+    rows = []
+    for workload, (sizes, batch) in MLPS.items():
+        announce(f"{workload} with {label}")
+        problem = make_problem(sizes, batch)
+        by_hand, other = reference.mlp(problem), make(problem)
+        check_same_step(workload, label, reference.mlp_name, by_hand, other)
+        hand = Workload("model.step()", {"model": by_hand}, around=functools.partial(restarted, by_hand))
+        theirs = Workload("model.step()", {"model": other}, around=functools.partial(restarted, other))
+        rows.append(Row(label, "cpu", workload, reference.mlp_name, *compare(hand, theirs, settings)))
+    return rows
 
 
 JAX_JIT = "JAX (jax.jit)"
@@ -397,14 +407,7 @@ def bench_jax(settings: Settings) -> list[BackendResult]:
         candidate = Workload("df(x)", {"df": df, "x": x})
         rows = [Row(label, "cpu", SMALL_GRAD, timed.name, *compare(timed.workload, candidate, settings))]
         if jit:
-            for workload, (sizes, batch) in MLPS.items():
-                announce(f"{workload} with {label}")
-                problem = make_problem(sizes, batch)
-                by_hand, with_jax = reference.mlp(problem), JaxMLP(problem)
-                check_same_step(workload, label, reference.mlp_name, by_hand, with_jax)
-                hand = Workload("model.step()", {"model": by_hand}, around=functools.partial(restarted, by_hand))
-                jx = Workload("model.step()", {"model": with_jax}, around=functools.partial(restarted, with_jax))
-                rows.append(Row(label, "cpu", workload, reference.mlp_name, *compare(hand, jx, settings)))
+            rows += _mlp_rows(label, JaxMLP, reference, settings)
         results.append(BackendResult(label, "cpu", reference.name, rows, []))
     return results
 
