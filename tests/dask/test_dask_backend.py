@@ -5,32 +5,15 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-import dask
 import dask.array as da
 import numpy as np
 import pytest
+from lazy_guard import ComputedError, no_compute
 
 import tensorplug as tp
 from tensorplug.testing import Case, all_cases
-
-
-class Computed(BaseException):
-    """Raised by the guard scheduler (a BaseException: the backend's KernelError wrapping leaves it alone)."""
-
-
-def _refuse(*args: Any, **kwargs: Any) -> Any:
-    raise Computed("a dask graph was computed")
-
-
-@contextmanager
-def no_compute() -> Iterator[None]:
-    """Any compute or persist of a dask graph in the block raises Computed."""
-    with dask.config.set(scheduler=_refuse):
-        yield
 
 
 def _tensors(value: Any) -> Any:
@@ -80,7 +63,7 @@ def test_ops_and_gradients_build_graphs_without_computing(case: Case) -> None:
 
 def test_the_refusing_scheduler_does_refuse() -> None:
     x = tp.tensor(np.arange(6.0))
-    with no_compute(), pytest.raises(Computed):
+    with no_compute(), pytest.raises(ComputedError):
         x.numpy()
 
 
@@ -158,7 +141,7 @@ def test_tp_persist_computes_once_and_keeps_the_result() -> None:
     assert len(y._data.__dask_graph__()) > y._data.npartitions
     tp.persist(y)
     assert len(y._data.__dask_graph__()) == y._data.npartitions
-    with no_compute(), pytest.raises(Computed):
+    with no_compute(), pytest.raises(ComputedError):
         tp.persist(tp.exp(y))  # persisting is computing
     np.testing.assert_allclose(y.numpy(), np.exp(np.arange(8.0)) * 2.0 + 1.0)
     with pytest.raises(TypeError, match="expected Tensors"):

@@ -8,14 +8,12 @@ its values are compared with the numpy backend's kernel on the same inputs.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-import dask
 import dask.array as da
 import numpy as np
 import pytest
+from lazy_guard import no_compute
 from tensorplug_dask._factories import numpy_kernel
 
 import tensorplug as tp
@@ -26,21 +24,6 @@ RNG = np.random.default_rng(20240611)
 
 def _normal(*shape: int, dtype: Any = np.float64) -> np.ndarray:
     return RNG.standard_normal(shape).astype(dtype)
-
-
-class ComputedError(BaseException):
-    """Raised by the guard scheduler (a BaseException: the backend's KernelError wrapping leaves it alone)."""
-
-
-def _refuse(*args: Any, **kwargs: Any) -> Any:
-    raise ComputedError("a kernel computed a dask graph while it was called")
-
-
-@contextmanager
-def no_compute() -> Iterator[None]:
-    """Any computation inside (a kernel's call) fails: kernels must only add tasks to the graph."""
-    with dask.config.set(scheduler=_refuse):
-        yield
 
 
 def _tensor(value: Any) -> Any:
