@@ -130,9 +130,6 @@ class DaskBackend(Backend):
             return da.Array(raw.dask, raw.name, raw.chunks, meta=raw._meta)  # the same graph, another object
         return self.from_host(np.array(raw))
 
-    def from_dlpack(self, obj: Any) -> Any:
-        return self.from_host(np.from_dlpack(obj).copy())
-
     def move_from(self, raw: Any, source: Backend) -> Any:
         # source.to_host is a zero-copy view for numpy (and torch on the CPU); from_array keeps a reference to it,
         # so the values must be copied: storage of the source backend may be reused by its kernels (out=).
@@ -140,9 +137,6 @@ class DaskBackend(Backend):
 
     def dlpack_source(self, raw: Any) -> Any:
         return self.to_host(raw)  # DLPack exports host memory: the values are computed
-
-    def nbytes(self, raw: Any) -> int:
-        return int(raw.nbytes)
 
     def memory(self) -> dict[str, Any]:
         if self.client is None:
@@ -153,13 +147,6 @@ class DaskBackend(Backend):
             "workers": len(workers),
             "worker_memory_bytes": sum(int(w.get("metrics", {}).get("memory", 0)) for w in workers.values()),
         }
-
-    def all_finite(self, raw: Any) -> bool:
-        """Computes ``raw``: called only for values already read back; debug mode defers its check instead."""
-        array = self.to_host(raw)
-        if array.dtype.kind not in "fc":
-            return True
-        return bool(np.isfinite(array).all())
 
     def check_finite(self, raw: Any, message: str) -> Any:
         """``raw`` with a check added to its graph: computing it raises NonFiniteError where a chunk holds NaN/inf.
