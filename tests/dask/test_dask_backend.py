@@ -14,14 +14,7 @@ from lazy_guard import ComputedError, no_compute
 
 import tensorplug as tp
 from tensorplug.testing import Case, all_cases
-
-
-def _tensors(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
-        return tp.tensor(value)
-    if isinstance(value, list | tuple) and any(isinstance(v, np.ndarray) for v in value):
-        return type(value)(_tensors(v) for v in value)
-    return value
+from tensorplug.testing._conformance import _to_tensors
 
 
 def _float_sum(out: Any) -> tp.Tensor:
@@ -42,7 +35,7 @@ LAZY_CASES = [c for c in all_cases() if c.raises is None]
 def test_ops_and_gradients_build_graphs_without_computing(case: Case) -> None:
     """Every conformance case's op (and for gradient cases, its gradient) runs with a scheduler that refuses work."""
     with no_compute():
-        inputs = [_tensors(v) for v in case.inputs]
+        inputs = [_to_tensors(v) for v in case.inputs]  # as the conformance runner makes them
         out = case.op(*inputs)
         if case.grad:
             positions = [
