@@ -124,13 +124,21 @@ def avg_pool_grad(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -
     if x.numel() == 0:
         return torch.zeros_like(x)
     padding, extra = _split_pads(pad, window)
-    # torch.ops.aten: the public functional API has no average-pooling backward; this is the one autograd runs
+    # torch.ops.aten: the public functional API has no average-pooling backward; this is the one autograd runs.
+    # CUDA's kernel gives wrong values for channels-last operands (an NHWC tensor seen as NCHW is one; autograd
+    # through F.avg_pool2d is wrong there too), so on CUDA it gets NCHW copies.
+    cuda = dy.is_cuda
     if not any(extra):
-        dx = torch.ops.aten.avg_pool2d_backward(_nchw(dy), _nchw(x), window, strides, padding, False, False, None)
+        grad, image = _nchw(dy), _nchw(x)
+        if cuda:
+            grad, image = grad.contiguous(), image.contiguous()
+        dx = torch.ops.aten.avg_pool2d_backward(grad, image, window, strides, padding, False, False, None)
         return _nhwc(dx)
-    share = dy / _counts(x, pad, window, strides)
+    share = _nchw(dy / _counts(x, pad, window, strides))
+    if cuda:
+        share = share.contiguous()
     padded = dy.new_empty(1).expand(n, c, h + extra[2] + extra[3], width + extra[0] + extra[1])  # only its shape
-    dx = torch.ops.aten.avg_pool2d_backward(_nchw(share), padded, window, strides, padding, False, True, 1)
+    dx = torch.ops.aten.avg_pool2d_backward(share, padded, window, strides, padding, False, True, 1)
     return _nhwc(_crop(dx, extra, h, width))
 
 
