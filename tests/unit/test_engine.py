@@ -257,6 +257,23 @@ def test_memory_counts_live_tensors_and_shared_storage_once() -> None:
     assert tp.memory()["numpy"]["bytes"] == before["bytes"]
 
 
+class _WarnsWhenAskedItsClass:
+    """As torch's deprecated module attributes do: reading ``__class__`` warns."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        warnings.warn("do not look at me", FutureWarning, stacklevel=2)
+        return object
+
+
+def test_memory_walks_live_objects_without_reading_their_class() -> None:
+    noisy = _WarnsWhenAskedItsClass()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tp.memory()
+    del noisy
+
+
 def test_dlpack_round_trip_is_zero_copy_on_numpy() -> None:
     source = np.arange(6, dtype=np.float32).reshape(2, 3)
     t = tp.from_dlpack(source)
