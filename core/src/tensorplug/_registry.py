@@ -263,6 +263,37 @@ kernel_registry: LayeredRegistry[KernelSpec] = LayeredRegistry("kernel")
 gradient_registry: LayeredRegistry[GradientSpec] = LayeredRegistry("gradient")
 
 
+def exact(value: Any) -> Any:
+    """``value`` as an exact ``str`` when it is an instance of a str subclass, else ``value`` itself.
+
+    A subclass may redefine ``__eq__`` and ``__hash__`` (to pass for ``"Add"`` while printing as another name):
+    names become registry keys only as exact strs, made from their characters.
+    """
+    return str.__str__(value) if isinstance(value, str) and type(value) is not str else value
+
+
+_NAME_FIELDS = {
+    "BackendSpec": ("name", "factory", "priority", "fallback"),
+    "KernelSpec": ("kernel_name", "backend_name", "kernel", "setup", "dispose", "note"),
+    "GradientSpec": ("kernel_name", "grad"),
+    "GradientSet": ("name", "factory", "description"),
+}
+
+
+def exact_names(spec: Any) -> Any:
+    """``spec`` with every str field (and GradientSpec's input names) an exact ``str`` (see :func:`exact`)."""
+    changes = {}
+    for name in _NAME_FIELDS.get(type(spec).__name__, ()):
+        value = getattr(spec, name)
+        if isinstance(value, str) and type(value) is not str:
+            changes[name] = exact(value)
+    if isinstance(spec, GradientSpec) and isinstance(spec.inputs_to_save, tuple | list):
+        names = tuple(exact(v) for v in spec.inputs_to_save)
+        if any(type(v) is not type(w) for v, w in zip(names, spec.inputs_to_save, strict=True)):
+            changes["inputs_to_save"] = names
+    return replace(spec, **changes) if changes else spec
+
+
 def with_source(spec: S, source: str) -> S:
     return replace(spec, source=source)
 
