@@ -17,7 +17,8 @@ from tensorplug._coverage import coverage, text_table
 from tensorplug._engine import INSTALL_HINT, engine
 from tensorplug._errors import BackendError
 from tensorplug._overrides import gradient_sets
-from tensorplug._plugins import ENV_ALLOW, ENV_DISABLE, ENV_STRICT, plugins
+from tensorplug._plugin_env import ENV_ALLOW, ENV_DISABLE, ENV_STRICT
+from tensorplug._plugins import plugins
 from tensorplug._provenance import shadowing
 
 ENVIRONMENT = (ENV_DISABLE, ENV_ALLOW, ENV_STRICT, "TENSORPLUG_DEBUG", "TENSORPLUG_TORCH_DEVICE")

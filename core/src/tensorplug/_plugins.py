@@ -7,19 +7,26 @@ earlier one.
 
 A plugin fails when its module raises on import (``sys.exit()`` included),
 a hook raises, a hook implementation does not match a hookspec (a misspelled
-hook name included), a hook returns something that is not a list of valid
-specs, it claims a backend name that is not its own (see below), or it
-leaves a gradient-override or ``no_grad`` scope open. A failed plugin is
-rolled back entirely (its declarations, and whatever it registered or
-unregistered through ``tp.register_*`` / ``tp.unregister_*`` while importing
-or in a hook), reported once with a warning naming its distribution, version
-and error, and skipped; the others keep working. A KeyboardInterrupt (or any
-other BaseException but SystemExit) while plugins load takes back every
-plugin and propagates: importing tensorplug again starts afresh.
+hook name included), a hook returns something that is not a sequence of
+valid specs (or of more than 10,000 items: a sequence that never
+ends), it claims a backend name that is not its own (see below), it leaves a
+gradient-override, ``no_grad`` or ``tp.debug`` scope open, or it changes
+tensorplug's public API (see ``tensorplug._plugin_guard``). A failed plugin
+is rolled back entirely (its declarations, whatever it registered or
+unregistered through ``tp.register_*`` / ``tp.unregister_*``, the backend it
+made active and those it initialised, and the patches to the public API),
+reported once with a warning naming its distribution, version and error, and
+skipped; the others keep working. A KeyboardInterrupt (or any other
+BaseException but SystemExit) while plugins load takes back every plugin and
+propagates: importing tensorplug again starts afresh.
 
 What a plugin registers directly while it loads is its own, as if declared
 by its hooks: the entries carry its distribution as ``source``, sit at its
-rank among the plugins, and shadowing warns as for declarations.
+rank among the plugins, and shadowing warns as for declarations; a backend
+it makes active is made inactive again, with a warning. Every shadowing that
+warns is also kept in ``tensorplug._provenance.shadowing`` (shown by
+``tensorplug info``), whatever the warning filters; what a plugin's code
+registers after loading is attributed by ``tensorplug._provenance``.
 
 Backend names: the distribution ``tensorplug-<name>`` (names normalized,
 ``-`` = ``_``) owns the backend ``<name>``. While the owner is installed
@@ -28,10 +35,11 @@ fails, whatever the load order; a name that no installed distribution owns
 goes to the first plugin in load order that claims it. A plugin may not
 replace or remove another distribution's backend either.
 
-Kernels declared for a backend that no plugin registers are kept (a backend
-may be registered later, at run time) and listed in
-``PluginInfo.unknown_backends`` and by ``tensorplug info``; a backend whose
-fallback no plugin registers is warned about once all plugins have loaded.
+Once all plugins have loaded (``tensorplug._plugin_notes``): kernels declared
+for a backend that no plugin registers are kept and listed in
+``PluginInfo.unknown_backends``; gradients declared for a kernel nobody has,
+with a name close to a known kernel's, warn and are listed in
+``PluginInfo.unknown_gradients``; a fallback no plugin registers warns.
 
 Environment (read before any plugin module is imported):
 
@@ -44,7 +52,6 @@ Environment (read before any plugin module is imported):
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -54,11 +61,22 @@ from typing import Any, Literal, NamedTuple
 import pluggy
 
 from tensorplug import hookspecs
-from tensorplug._engine import INSTALL_HINT, engine
+from tensorplug._engine import engine
 from tensorplug._entry_points import EntryPoint, entry_points, normalize
 from tensorplug._errors import PluginError, warn
-from tensorplug._overrides import GradientSet, close_kernel_names, gradient_set_registry
+from tensorplug._overrides import GradientSet, gradient_set_registry
+from tensorplug._plugin_env import (
+    BUILTIN,
+    ENV_ALLOW,
+    ENV_STRICT,
+    Settings,
+    check_allowlist,
+    no_backend_hint,
+    note_shared_names,
+)
+from tensorplug._plugin_env import _truthy as _truthy  # (tensorplug/__init__ reads TENSORPLUG_DEBUG with it)
 from tensorplug._plugin_guard import REGISTRIES, Snapshot
+from tensorplug._plugin_notes import note_missing_fallbacks, note_unknown_backends, note_unknown_gradients
 from tensorplug._plugin_specs import PluginProblem, Spec, check_duplicates, declarations, validate
 from tensorplug._provenance import Shadowing, forget_plugins, loading, note_plugin, shadowing
 from tensorplug._registry import (
@@ -72,13 +90,8 @@ from tensorplug._registry import (
     gradient_registry,
     kernel_registry,
 )
-from tensorplug.kernel_names import CATALOGUE
 
 ENTRY_POINT_GROUP = "tensorplug"
-ENV_DISABLE = "TENSORPLUG_DISABLE_PLUGIN_AUTOLOAD"
-ENV_ALLOW = "TENSORPLUG_PLUGINS"
-ENV_STRICT = "TENSORPLUG_STRICT_PLUGINS"
-BUILTIN = "tensorplug"
 OWNER_PREFIX = "tensorplug-"  # the distribution tensorplug-<name> owns the backend <name>
 
 Status = Literal["loaded", "blocked", "failed"]
@@ -91,7 +104,6 @@ HOOKS: tuple[tuple[str, type[Any]], ...] = (
     ("tensorplug_gradient_sets", GradientSet),
 )
 _REGISTRIES = REGISTRIES
-_CATALOGUE = frozenset(CATALOGUE)
 
 
 @dataclass
@@ -139,33 +151,6 @@ def plugins() -> list[PluginInfo]:
     return list(_infos)
 
 
-def _truthy(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
-
-
-class Settings(NamedTuple):
-    """The three environment variables, read once, before any plugin module is imported (a NamedTuple: a frozen
-    dataclass costs ~1 ms of import time)."""
-
-    disabled: bool
-    allowed: frozenset[str] | None  # None: no allowlist; empty: the variable is set and names nothing
-    strict: bool
-
-    @classmethod
-    def from_environment(cls) -> Settings:
-        raw = os.environ.get(ENV_ALLOW)
-        allowed = None if raw is None else frozenset(normalize(n.strip()) for n in raw.split(",") if n.strip())
-        return cls(_truthy(ENV_DISABLE), allowed, _truthy(ENV_STRICT))
-
-    def blocks(self, ep: EntryPoint) -> str | None:
-        """Why ``ep`` must not be imported, or None."""
-        if self.disabled:
-            return f"{ENV_DISABLE} is set"
-        if self.allowed is not None and not {normalize(ep.name), normalize(ep.distribution)} & self.allowed:
-            return f"not named in {ENV_ALLOW}" + ("" if self.allowed else " (set, but empty: no plugin is allowed)")
-        return None
-
-
 def load_plugins() -> None:
     """Register the built-in plugin, then discover and load the installed ones (called on import).
 
@@ -190,8 +175,8 @@ def _load_all() -> None:
 
     found = sorted(entry_points(ENTRY_POINT_GROUP), key=lambda ep: (normalize(ep.distribution), ep.name))
     infos = [PluginInfo(ep.name, ep.distribution, ep.version, ep.value, "loaded") for ep in found]
-    _note_shared_names(found, infos, settings)
-    _check_allowlist(settings, found)
+    note_shared_names(found, infos, settings)
+    check_allowlist(settings, found)
     for ep in found:
         dist = normalize(ep.distribution)
         if dist.startswith(OWNER_PREFIX) and settings.blocks(ep) is None:
@@ -203,123 +188,10 @@ def _load_all() -> None:
             info.status, info.error = "blocked", reason
             continue
         _load_entry_point(ep, info, rank, settings.strict)
-    _note_unknown_backends()
-    _note_unknown_gradients()
-    _note_missing_fallbacks()
-    engine.no_backend_hint = _no_backend_hint(settings, infos)
-
-
-def _no_backend_hint(settings: Settings, infos: list[PluginInfo]) -> str | None:
-    """What the first op says when no backend is registered because the environment kept plugins out, or None."""
-    blocked = [f"{info.name} ({info.distribution})" for info in infos if info.status == "blocked"]
-    if engine.specs or (not settings.disabled and not blocked):
-        return None
-    if settings.disabled:
-        why, undo = f"{ENV_DISABLE} is set, so no plugin was loaded", f"unset {ENV_DISABLE}"
-    else:
-        why, undo = f"{ENV_ALLOW}={os.environ.get(ENV_ALLOW, '')!r} does not name them", f"name them in {ENV_ALLOW}"
-    if not blocked:
-        return f"{why}, and none is installed: {INSTALL_HINT}."
-    return (
-        f"{why} (installed and not loaded: {', '.join(blocked)}). To load the installed backends, {undo}; "
-        "or register a backend in this process with tp.register_backend(name, factory)."
-    )
-
-
-def _note_shared_names(found: list[EntryPoint], infos: list[PluginInfo], settings: Settings) -> None:
-    """Record entry-point names that several distributions declare, and warn once per name when several load.
-
-    Every such plugin is loaded (unless blocked) and listed: a plugin's
-    identity is its distribution and its name, so none is dropped.
-    """
-    by_name: dict[str, list[PluginInfo]] = {}
-    loading: dict[str, int] = {}
-    for ep, info in zip(found, infos, strict=True):
-        key = normalize(info.name)
-        by_name.setdefault(key, []).append(info)
-        loading[key] = loading.get(key, 0) + (settings.blocks(ep) is None)
-    for key, group in by_name.items():
-        dists = sorted({info.distribution for info in group})
-        if len(dists) < 2:
-            continue
-        for info in group:
-            info.shares_name_with = [d for d in dists if d != info.distribution]
-        if loading[key] < 2:
-            continue
-        listing = ", ".join(f"{info.distribution} {info.version} ({info.module})" for info in group)
-        warn(
-            f"tensorplug: the plugin name {group[0].name!r} is declared by {len(dists)} distributions: {listing}. "
-            f"All of them load; in {ENV_ALLOW} the name {group[0].name!r} selects all of them, a distribution "
-            "name selects one.",
-            stacklevel=3,
-        )
-
-
-def _check_allowlist(settings: Settings, found: list[EntryPoint]) -> None:
-    """Say which names of the allowlist match no installed plugin (a typo would otherwise load nothing, quietly)."""
-    if settings.disabled or not settings.allowed:
-        return
-    known = {normalize(BUILTIN)}
-    for ep in found:
-        known |= {normalize(ep.name), normalize(ep.distribution)}
-    unmatched = sorted(settings.allowed - known)
-    if not unmatched:
-        return
-    installed = ", ".join(f"{ep.name} ({ep.distribution})" for ep in found) or "none"
-    text = (
-        f"tensorplug: {ENV_ALLOW} names {', '.join(map(repr, unmatched))}, which no installed plugin matches "
-        f"(installed plugins: {installed})."
-    )
-    if settings.strict:
-        _unload_all()
-        raise PluginError(f"{text} {ENV_STRICT} is set, so this is an error.")
-    warn(text, stacklevel=3)
-
-
-def _note_missing_fallbacks() -> None:
-    """Warn about each backend whose fallback no plugin registered (kernels it lacks would fail when used)."""
-    for name, spec in engine.specs.items():
-        if spec.fallback is not None and spec.fallback not in engine.specs:
-            warn(
-                f"tensorplug: backend {name!r} (from {spec.source}) falls back to {spec.fallback!r}, which no plugin "
-                f"registers: a kernel {name!r} lacks will fail until a backend {spec.fallback!r} is registered "
-                f"(install it, or tp.register_backend({spec.fallback!r}, ...)).",
-                stacklevel=5,
-            )
-
-
-def _note_unknown_backends() -> None:
-    """Record, per loaded plugin, the backends its kernels name that no plugin registered."""
-    registered = set(engine.specs)
-    for info in _infos:
-        declared = _kernel_backends.pop(id(info), set())
-        info.unknown_backends = sorted(declared - registered)
-
-
-def _note_unknown_gradients() -> None:
-    """Warn about each gradient declared for a kernel that no plugin registers and whose name is close to a known
-    kernel's (``"Rleu"``): misspelled, it would never be used. Not closer to any: a new kernel, maybe registered
-    later (as ``tp.register_gradient`` allows)."""
-    kernels: set[str] | None = None
-    for info in _infos:
-        for name in _gradient_names.pop(id(info), ()):
-            if name in _CATALOGUE:
-                continue
-            if kernels is None:  # only when a plugin declares a gradient for a kernel the core does not have
-                kernels = {*CATALOGUE, *(spec.kernel_name for spec in kernel_registry)}
-            if name in kernels:
-                continue
-            close = close_kernel_names(name, kernels)
-            if not close:
-                continue
-            info.unknown_gradients.append(name)
-            warn(
-                f"tensorplug: plugin {info.name!r} from {info.distribution} {info.version} declares a gradient for "
-                f"{name!r}, which is not a known kernel (none is registered on any backend); did you mean "
-                f"{' or '.join(map(repr, close))}? As it is, it is never used. If {name!r} is a new kernel, declare "
-                "its KernelSpec too.",
-                stacklevel=5,
-            )
+    note_unknown_backends(_infos, _kernel_backends)
+    note_unknown_gradients(_infos, _gradient_names)
+    note_missing_fallbacks()
+    engine.no_backend_hint = no_backend_hint(settings, infos)
 
 
 def _unload_all() -> None:
