@@ -46,7 +46,7 @@ def collect(initialise: bool = False, strict_error: str | None = None) -> dict[s
         "environment": {name: os.environ[name] for name in ENVIRONMENT if name in os.environ},
         "strict_error": strict_error,
         "plugins": [asdict(info) for info in plugins()],
-        "shadowing": [s._asdict() for s in shadowing],
+        "shadowing": [s.as_dict() for s in shadowing],
         "backends": [_backend(name) for name in engine.names()],
         "default_backend": _default_backend(initialise),
         "gradient_sets": [{"name": s.name, "source": s.source, "description": s.description} for s in gradient_sets()],

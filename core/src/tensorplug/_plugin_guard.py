@@ -20,6 +20,7 @@ not seen.
 from __future__ import annotations
 
 import sys
+from operator import is_
 from types import GeneratorType, ModuleType
 from typing import Any
 
@@ -56,6 +57,12 @@ def _expected(namespace: Any, name: str, value: Any) -> bool:
     return module is not None and (module if attribute is None else getattr(module, attribute, _MISSING)) is value
 
 
+def _same(before: dict[str, Any], now: Any) -> bool:
+    """Whether ``now`` holds the very keys and values of ``before``, in the same order (by identity, never ``==``,
+    which a replacement could redefine): the quick answer for the usual case, a plugin that patched nothing."""
+    return len(before) == len(now) and all(map(is_, before, now)) and all(map(is_, before.values(), now.values()))
+
+
 class Snapshot:
     """Every registry stack, backend and scope of this thread, and the public API, before a plugin loads."""
 
@@ -88,6 +95,8 @@ class Snapshot:
         changed = []
         for label, owner, before in self.api:
             now = vars(owner)
+            if _same(before, now):
+                continue
             for name, value in before.items():
                 if now.get(name, _MISSING) is not value:
                     changed.append(f"{label}.{name}" + ("" if name in now else " (deleted)"))

@@ -27,8 +27,11 @@ class PluginProblem(Exception):
     """A plugin broke the hook contract; the message says how, and needs no exception type in front."""
 
 
-def declarations(hook_name: str, call: Callable[[], Any], kind: type[Any]) -> list[Any]:
-    """Call one hook implementation and read what it returns: a sequence of ``kind`` (None: nothing)."""
+def declarations(hook_name: str, call: Callable[[], Any], kind: type[Any], trusted: bool = False) -> list[Any]:
+    """Call one hook implementation and read what it returns: a sequence of ``kind`` (None: nothing).
+
+    ``trusted`` (the core's own plugin) skips making names exact.
+    """
     try:
         result = call()
     except (Exception, SystemExit) as exc:  # sys.exit() in a hook fails the plugin, like any error
@@ -57,7 +60,7 @@ def declarations(hook_name: str, call: Callable[[], Any], kind: type[Any]) -> li
                 f"{hook_name}() returned a {type(item).__name__} at index {index} ({item!r:.80}); "
                 f"expected {kind.__name__}"
             )
-        specs.append(exact_names(item))
+        specs.append(item if trusted else exact_names(item))
     return specs
 
 

@@ -281,7 +281,7 @@ def _apply(
     try:
         _register_hooks(module, plugin_id)
         undo.append(lambda: manager.unregister(name=plugin_id))
-        declared = {kind: _collect(plugin_id, hook_name, kind) for hook_name, kind in HOOKS}
+        declared = {kind: _collect(plugin_id, hook_name, kind, layer == LAYER_BUILTIN) for hook_name, kind in HOOKS}
         backends: list[BackendSpec] = declared[BackendSpec]
         kernels: list[KernelSpec] = declared[KernelSpec]
         grads: list[GradientSpec] = declared[GradientSpec]
@@ -482,13 +482,13 @@ def _register_hooks(module: ModuleType, plugin_id: str) -> None:
         raise PluginProblem(f"@hookimpl {', '.join(hints)} is not a tensorplug hook; the hooks are {', '.join(known)}")
 
 
-def _collect(plugin_id: str, hook_name: str, kind: type[Any]) -> list[Any]:
+def _collect(plugin_id: str, hook_name: str, kind: type[Any], trusted: bool) -> list[Any]:
     """Call one plugin's implementation of a hook; check that it returns a sequence of ``kind``."""
     caller = getattr(manager.hook, hook_name)
     specs: list[Any] = []
     for impl in caller.get_hookimpls():
         if impl.plugin_name == plugin_id:
-            specs += declarations(hook_name, impl.function, kind)
+            specs += declarations(hook_name, impl.function, kind, trusted)
     return specs
 
 

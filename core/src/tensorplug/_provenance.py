@@ -18,20 +18,22 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import NamedTuple
 
 _packages: dict[str, str] = {}  # package of a loaded plugin's module -> "distribution version"
 _distributions: dict[str, str] = {}  # package of a loaded plugin's module -> distribution
 _loading: list[int] = []  # the id of the thread loading the plugins (at import), while it does
 
 
-class Caller(NamedTuple):
+class Caller:
     """The code behind a registration: its module, its plugin distribution if known, and the line to warn at."""
 
-    module: str
-    distribution: str | None  # the distribution's name, when a loaded plugin's package holds a module on the stack
-    version: str | None
-    frame: FrameType | None  # the first frame outside tensorplug (and the import system): where a warning points
+    __slots__ = ("distribution", "frame", "module", "version")
+
+    def __init__(self, module: str, distribution: str | None, version: str | None, frame: FrameType | None) -> None:
+        self.module = module
+        self.distribution = distribution  # when a loaded plugin's package holds a module on the stack
+        self.version = version
+        self.frame = frame  # the first frame outside tensorplug (and the import system): where a warning points
 
     def describe(self) -> str:
         """``'mod.sub' (distribution d 1.0)``, or ``'__main__'`` for code of no known plugin."""
@@ -40,15 +42,27 @@ class Caller(NamedTuple):
         return f"{self.module!r} (distribution {self.distribution} {self.version})"
 
 
-class Shadowing(NamedTuple):
-    """One entry that shadowed or removed another distribution's: kept whatever the warning filters."""
+class Shadowing:
+    """One entry that shadowed or removed another distribution's: kept whatever the warning filters.
 
-    kind: str  # "kernel", "gradient" or "gradient set"
-    key: str  # repr of the key: "('Add', 'numpy')", "'Relu'"
-    by: str  # who did it: a distribution, or "runtime (called from '__main__')"
-    over: str  # whose entry: a distribution (or "runtime")
-    action: str  # "shadows" or "removed"
-    message: str  # the warning it gave
+    (Plain classes here, not NamedTuples: this module is imported by ``import tensorplug``.)
+    """
+
+    __slots__ = ("action", "by", "key", "kind", "message", "over")
+
+    def __init__(self, kind: str, key: str, by: str, over: str, action: str, message: str) -> None:
+        self.kind = kind  # "kernel", "gradient" or "gradient set"
+        self.key = key  # repr of the key: "('Add', 'numpy')", "'Relu'"
+        self.by = by  # who did it: a distribution, or "runtime (called from '__main__')"
+        self.over = over  # whose entry: a distribution (or "runtime")
+        self.action = action  # "shadows" or "removed"
+        self.message = message  # the warning it gave
+
+    def as_dict(self) -> dict[str, str]:
+        return {name: getattr(self, name) for name in ("kind", "key", "by", "over", "action", "message")}
+
+    def __repr__(self) -> str:
+        return f"Shadowing({self.kind} {self.key}: {self.by} {self.action} {self.over})"
 
 
 shadowing: list[Shadowing] = []
