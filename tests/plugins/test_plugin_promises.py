@@ -16,10 +16,16 @@ import subprocess
 import sys
 import textwrap
 from importlib.metadata import version
+from types import ModuleType
 
 import pytest
 from test_discovery import GOOD, NUMPY, PRELUDE, clean_env, run_script
 from test_hostile import HOSTILE, about, hostile_row, info_command
+from test_malformed import load, take_back_since
+
+import tensorplug as tp
+from tensorplug import _plugins as loader
+from tensorplug import hookimpl
 
 HOSTILE_VERSION = version(HOSTILE)
 
@@ -169,6 +175,32 @@ def test_a_failed_plugins_set_backend_is_undone() -> None:
     data = json.loads(info_command("--json", TP_FIXTURE_HOSTILE="switches", PYTHONWARNINGS="ignore").stdout)
     states = {b["name"]: b["state"] for b in data["backends"]}
     assert states["fixture"] == "not initialised"  # the instance it made was disposed with it
+
+
+def test_a_plugin_that_loads_but_switched_the_backend_has_the_switch_undone_with_a_warning() -> None:
+    """(In this process, as in test_malformed.py: the plugin is a module built here, loaded as discovery does.)"""
+    module = ModuleType("tp_switching_case")
+
+    @hookimpl
+    def tensorplug_kernels() -> list[tp.KernelSpec]:
+        tp.set_backend("fixture")  # tensorplug-fixture-good's backend
+        return []
+
+    module.tensorplug_kernels = tensorplug_kernels  # type: ignore[attr-defined]
+    before = tp.get_backend()
+    applied = len(loader._undo)
+    try:
+        info, warned = load(module)
+        assert info.status == "loaded"
+        assert warned == [
+            "tensorplug: plugin 'case' from tensorplug-malformed-case 9.9 made 'fixture' the active backend while "
+            "loading (tp.set_backend, or an op run while importing); that was undone: which backend ops use is the "
+            "user's choice (tp.set_backend) or, by default, the highest-priority one."
+        ]
+        assert tp.get_backend() == before
+    finally:
+        take_back_since(applied)
+        tp.set_backend(before)
 
 
 def test_a_plugin_that_monkeypatches_the_public_api_fails_and_the_originals_are_put_back() -> None:

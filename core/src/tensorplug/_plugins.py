@@ -323,8 +323,8 @@ def _apply(
             snapshot.restore_active_backend(dispose=False)
             warn(
                 f"tensorplug: plugin {info.name!r} from {info.distribution} {info.version} made {switched!r} the "
-                "active backend while loading (tp.set_backend, or an op run while importing); that was undone: the "
-                "first op picks the highest-priority backend, unless you call tp.set_backend.",
+                "active backend while loading (tp.set_backend, or an op run while importing); that was undone: which "
+                "backend ops use is the user's choice (tp.set_backend) or, by default, the highest-priority one.",
                 stacklevel=5,
             )
     for note in notes:
