@@ -22,7 +22,8 @@ REQUIRED_DISTRIBUTIONS = (
 )
 REQUIRED_ENTRY_POINTS = (
     *("numpy", "good", "broken", "half", "hookraise", "sneaky", "typo", "conflict", "elsewhere"),
-    *("exits", "fallback", "imports", "interrupt", "scope", "squat", "unregisters"),
+    *("debugscope", "endless", "exits", "fallback", "imports", "interrupt", "lazy", "patches", "rleu", "scope"),
+    *("silent", "squat", "strname", "switches", "thread", "unregisters"),
 )
 INSTALL = (
     "run `nox -s plugins`, or `pip install ./core ./plugins/backend-numpy ./tests/fixtures/tp-fixture-good "

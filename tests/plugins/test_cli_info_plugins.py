@@ -12,6 +12,8 @@ import subprocess
 import sys
 from typing import Any
 
+from test_discovery import HOSTILE_PLUGINS
+
 BROKEN = "tensorplug-fixture-broken"
 CONFLICT = "tensorplug-fixture-conflict"
 GOOD = "tensorplug-fixture-good"
@@ -75,6 +77,4 @@ def test_allowlist_blocks_the_broken_ones_and_clears_the_exit_status() -> None:
     rows = {p["name"]: p["status"] for p in data["plugins"]}
     assert rows == {"tensorplug": "loaded", "broken": "blocked", "half": "blocked", "hookraise": "blocked",
                     "sneaky": "blocked", "typo": "blocked", "conflict": "blocked", "elsewhere": "blocked",
-                    "good": "loaded", "numpy": "loaded", "exits": "blocked", "fallback": "blocked",
-                    "imports": "blocked", "interrupt": "blocked", "scope": "blocked", "squat": "blocked",
-                    "unregisters": "blocked"}  # fmt: skip
+                    "good": "loaded", "numpy": "loaded", **{name: "blocked" for name in HOSTILE_PLUGINS}}  # fmt: skip

@@ -15,7 +15,7 @@ tests/fixtures (see their READMEs):
   "FixtureDup") and ``elsewhere`` (test_failures.py).
 - tensorplug-fixture-good: ``good`` adds the numpy kernel "FixtureCube"
   with its gradient, and a backend "fixture" with Add and Multiply.
-- tensorplug-fixture-hostile: seven plugins that misbehave only when
+- tensorplug-fixture-hostile: sixteen plugins that misbehave only when
   ``TP_FIXTURE_HOSTILE`` names them (test_hostile.py); quiet here.
 
 Each script prints one line ``RESULT <json>`` that the test checks.
@@ -43,13 +43,17 @@ NUMPY = "tensorplug-numpy"
 MARKER = "TP_FIXTURE_BROKEN_IMPORTS"
 # The documented order: normalized distribution name, then entry-point name.
 FAILING = ("broken", "half", "hookraise", "sneaky", "typo")  # every plugin of tensorplug-fixture-broken
+HOSTILE_PLUGINS = (  # every plugin of tensorplug-fixture-hostile, in load order
+    *("debugscope", "endless", "exits", "fallback", "imports", "interrupt", "lazy", "patches", "rleu", "scope"),
+    *("silent", "squat", "strname", "switches", "thread", "unregisters"),
+)
 FIXTURE_ORDER = [
     *[(name, BROKEN) for name in FAILING],
     ("conflict", CONFLICT),
     ("conflict", DUPNAME),
     ("elsewhere", DUPNAME),
     ("good", GOOD),
-    *[(name, HOSTILE) for name in ("exits", "fallback", "imports", "interrupt", "scope", "squat", "unregisters")],
+    *[(name, HOSTILE) for name in HOSTILE_PLUGINS],
     ("numpy", NUMPY),
 ]
 

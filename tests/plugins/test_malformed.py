@@ -142,7 +142,7 @@ def load(module: ModuleType) -> tuple[loader.PluginInfo, list[str]]:
     info = loader.PluginInfo("case", "tensorplug-malformed-case", "9.9", module.__name__, "loaded")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        loader._load(module, info, LAYER_PLUGIN, 10_000, strict=False, snapshot=loader._Snapshot())
+        loader._load(module, info, LAYER_PLUGIN, 10_000, strict=False, snapshot=loader.Snapshot())
     return info, [str(w.message) for w in caught if issubclass(w.category, tp.PluginWarning)]
 
 

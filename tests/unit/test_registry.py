@@ -114,13 +114,13 @@ def test_the_core_declares_only_well_formed_specs() -> None:
     # Import skips validating the core's own plugin (its ~110 gradient specs); this is where they are checked,
     # with the very validation every installed plugin goes through.
     from tensorplug import gradients
-    from tensorplug._plugins import _check_duplicates, _validate
+    from tensorplug._plugin_specs import check_duplicates, validate
 
     specs = gradients.tensorplug_gradients()
     assert len(specs) > 100
     for spec in specs:
-        _validate(spec)
-    _check_duplicates(specs)
+        validate(spec)
+    check_duplicates(specs)
 
 
 # -- gradient names: refused when they look like a misspelled kernel --------------------------------------------------

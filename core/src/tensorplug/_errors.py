@@ -90,7 +90,8 @@ class PluginError(TensorplugError, RuntimeError):
 
 
 class PluginWarning(UserWarning):
-    """A plugin failed to load, or two plugins registered the same key."""
+    """A plugin failed to load, two plugins registered the same key, or an entry of another distribution was
+    shadowed or removed (at load time, or at run time by any code: ``tensorplug info`` lists them all)."""
 
 
 class FallbackWarning(UserWarning):

@@ -17,7 +17,9 @@ from tensorplug._coverage import coverage, text_table
 from tensorplug._engine import INSTALL_HINT, engine
 from tensorplug._errors import BackendError
 from tensorplug._overrides import gradient_sets
-from tensorplug._plugins import ENV_ALLOW, ENV_DISABLE, ENV_STRICT, plugins
+from tensorplug._plugin_env import ENV_ALLOW, ENV_DISABLE, ENV_STRICT
+from tensorplug._plugins import plugins
+from tensorplug._provenance import shadowing
 
 ENVIRONMENT = (ENV_DISABLE, ENV_ALLOW, ENV_STRICT, "TENSORPLUG_DEBUG", "TENSORPLUG_TORCH_DEVICE")
 
@@ -44,6 +46,7 @@ def collect(initialise: bool = False, strict_error: str | None = None) -> dict[s
         "environment": {name: os.environ[name] for name in ENVIRONMENT if name in os.environ},
         "strict_error": strict_error,
         "plugins": [asdict(info) for info in plugins()],
+        "shadowing": [s.as_dict() for s in shadowing],
         "backends": [_backend(name) for name in engine.names()],
         "default_backend": _default_backend(initialise),
         "gradient_sets": [{"name": s.name, "source": s.source, "description": s.description} for s in gradient_sets()],
@@ -132,6 +135,8 @@ def _plugin_row(info: dict[str, Any]) -> list[str]:
         parts.append("sets " + ", ".join(info["gradient_sets"]))
     if info["unknown_backends"]:
         parts.append("kernels for unregistered backend " + ", ".join(info["unknown_backends"]))
+    if info.get("unknown_gradients"):
+        parts.append("gradients for unknown kernel " + ", ".join(info["unknown_gradients"]))
     if info["shares_name_with"]:
         parts.append("name also used by " + ", ".join(info["shares_name_with"]))
     what = "; ".join(parts) if info["status"] == "loaded" else info["error"] or ""
@@ -180,6 +185,14 @@ def render(data: dict[str, Any], kernels: bool = True) -> str:
                 f"  {p['name']} ({p['distribution']}) declares kernels for {', '.join(p['unknown_backends'])}, "
                 "which no plugin registers: they are kept, and run only if such a backend is registered later"
             )
+        if p["status"] == "loaded" and p.get("unknown_gradients"):
+            lines.append(
+                f"  {p['name']} ({p['distribution']}) declares gradients for {', '.join(p['unknown_gradients'])}, "
+                "which no kernel has (misspelled? see its warning): they are never used until such a kernel exists"
+            )
+    if data.get("shadowing"):
+        lines += ["", "Shadowed or removed entries (each also warned, whatever the warning filters):"]
+        lines += [f"  {s['kind']} {s['key']}: {s['by']} {s['action']} {s['over']}'s" for s in data["shadowing"]]
     lines += ["", "Backends (highest priority first; * = the default):"]
     default = data["default_backend"]
     if data["backends"]:

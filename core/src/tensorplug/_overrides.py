@@ -26,12 +26,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tensorplug._errors import RegistrationError
+from tensorplug._provenance import caller, loading_here, report
 from tensorplug._registry import (
     LAYER_RUNTIME,
     RUNTIME,
     GradFunc,
     GradientSpec,
     LayeredRegistry,
+    exact,
     gradient_registry,
     kernel_registry,
     resolve,
@@ -90,9 +92,7 @@ def kernel_name_problem(name: object, *, new_kernel: bool = False, existing: boo
         return f"{name!r} differs from the kernel name {same!r} only in case (kernel names are case-sensitive)"
     if new_kernel and not existing:
         return None
-    from difflib import get_close_matches  # only for this message
-
-    close = [by_case[k] for k in get_close_matches(name.lower(), list(by_case), n=3, cutoff=0.75)]
+    close = close_kernel_names(name, known)
     hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
     if existing:
         return (
@@ -105,6 +105,14 @@ def kernel_name_problem(name: object, *, new_kernel: bool = False, existing: boo
         f"{name!r} is not a known kernel (none is registered on any backend, and it has no gradient); {hint}"
         "If it is a new kernel, register the kernel first, or pass new_kernel=True"
     )
+
+
+def close_kernel_names(name: str, known: set[str]) -> list[str]:
+    """Up to three names of ``known`` close to ``name`` (case aside), closest first: what a misspelling meant."""
+    from difflib import get_close_matches  # only for this message
+
+    by_case = {str(k).lower(): str(k) for k in known}
+    return [by_case[k] for k in get_close_matches(name.lower(), list(by_case), n=3, cutoff=0.75)]
 
 
 def _as_spec(kernel_name: str, value: GradFunc | GradientSpec | str | None, source: str) -> GradientSpec:
@@ -193,18 +201,47 @@ def register_gradient_set(
     *,
     override: bool = False,
 ) -> None:
-    """Register a named override set for :func:`use_gradients` from user code."""
+    """Register a named override set for :func:`use_gradients` from user code.
+
+    As for kernels, ``source`` is the distribution of the calling plugin's code when known, and shadowing
+    another distribution's set warns (see ``tensorplug._registration``).
+    """
+    name = exact(name)
+    who = caller()
+    source = who.distribution or RUNTIME
     current = gradient_set_registry.get(name)
     if current is not None and not override:
         raise RegistrationError(
             f"gradient set {name!r} is already registered by {current.source}; pass override=True to shadow it"
         )
-    gradient_set_registry.add(GradientSet(name, factory, description, RUNTIME), LAYER_RUNTIME)
+    gradient_set_registry.add(GradientSet(name, exact(factory), exact(description), source), LAYER_RUNTIME)
+    if current is not None and current.source != source and not loading_here():
+        report(
+            "gradient set",
+            name,
+            who,
+            current.source,
+            "shadows",
+            f"tensorplug: tp.register_gradient_set({name!r}, override=True) called from {who.describe()} shadows "
+            f"the gradient set {name!r} of {current.source}. Unregistering it brings that one back.",
+        )
 
 
 def unregister_gradient_set(name: str, source: str | None = None) -> GradientSet:
     """Remove the active set named ``name`` (or the topmost from ``source``); a shadowed one comes back."""
+    name = exact(name)
     removed: GradientSet = gradient_set_registry.pop(name, source)
+    who = caller()
+    if removed.source != (who.distribution or RUNTIME) and not loading_here():
+        report(
+            "gradient set",
+            name,
+            who,
+            removed.source,
+            "removed",
+            f"tensorplug: tp.unregister_gradient_set({name!r}) called from {who.describe()} removed the gradient "
+            f"set {name!r} of {removed.source}.",
+        )
     return removed
 
 

@@ -7,19 +7,26 @@ earlier one.
 
 A plugin fails when its module raises on import (``sys.exit()`` included),
 a hook raises, a hook implementation does not match a hookspec (a misspelled
-hook name included), a hook returns something that is not a list of valid
-specs, it claims a backend name that is not its own (see below), or it
-leaves a gradient-override or ``no_grad`` scope open. A failed plugin is
-rolled back entirely (its declarations, and whatever it registered or
-unregistered through ``tp.register_*`` / ``tp.unregister_*`` while importing
-or in a hook), reported once with a warning naming its distribution, version
-and error, and skipped; the others keep working. A KeyboardInterrupt (or any
-other BaseException but SystemExit) while plugins load takes back every
-plugin and propagates: importing tensorplug again starts afresh.
+hook name included), a hook returns something that is not a sequence of
+valid specs (or of more than 10,000 items: a sequence that never
+ends), it claims a backend name that is not its own (see below), it leaves a
+gradient-override, ``no_grad`` or ``tp.debug`` scope open, or it changes
+tensorplug's public API (see ``tensorplug._plugin_guard``). A failed plugin
+is rolled back entirely (its declarations, whatever it registered or
+unregistered through ``tp.register_*`` / ``tp.unregister_*``, the backend it
+made active and those it initialised, and the patches to the public API),
+reported once with a warning naming its distribution, version and error, and
+skipped; the others keep working. A KeyboardInterrupt (or any other
+BaseException but SystemExit) while plugins load takes back every plugin and
+propagates: importing tensorplug again starts afresh.
 
 What a plugin registers directly while it loads is its own, as if declared
 by its hooks: the entries carry its distribution as ``source``, sit at its
-rank among the plugins, and shadowing warns as for declarations.
+rank among the plugins, and shadowing warns as for declarations; a backend
+it makes active is made inactive again, with a warning. Every shadowing that
+warns is also kept in ``tensorplug._provenance.shadowing`` (shown by
+``tensorplug info``), whatever the warning filters; what a plugin's code
+registers after loading is attributed by ``tensorplug._provenance``.
 
 Backend names: the distribution ``tensorplug-<name>`` (names normalized,
 ``-`` = ``_``) owns the backend ``<name>``. While the owner is installed
@@ -28,10 +35,11 @@ fails, whatever the load order; a name that no installed distribution owns
 goes to the first plugin in load order that claims it. A plugin may not
 replace or remove another distribution's backend either.
 
-Kernels declared for a backend that no plugin registers are kept (a backend
-may be registered later, at run time) and listed in
-``PluginInfo.unknown_backends`` and by ``tensorplug info``; a backend whose
-fallback no plugin registers is warned about once all plugins have loaded.
+Once all plugins have loaded (``tensorplug._plugin_notes``): kernels declared
+for a backend that no plugin registers are kept and listed in
+``PluginInfo.unknown_backends``; gradients declared for a kernel nobody has,
+with a name close to a known kernel's, warn and are listed in
+``PluginInfo.unknown_gradients``; a fallback no plugin registers warns.
 
 Environment (read before any plugin module is imported):
 
@@ -44,9 +52,8 @@ Environment (read before any plugin module is imported):
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any, Literal, NamedTuple
@@ -54,10 +61,24 @@ from typing import Any, Literal, NamedTuple
 import pluggy
 
 from tensorplug import hookspecs
-from tensorplug._engine import INSTALL_HINT, engine
+from tensorplug._engine import engine
 from tensorplug._entry_points import EntryPoint, entry_points, normalize
 from tensorplug._errors import PluginError, warn
 from tensorplug._overrides import GradientSet, gradient_set_registry
+from tensorplug._plugin_env import (
+    BUILTIN,
+    ENV_ALLOW,
+    ENV_STRICT,
+    Settings,
+    check_allowlist,
+    no_backend_hint,
+    note_shared_names,
+)
+from tensorplug._plugin_env import _truthy as _truthy  # (tensorplug/__init__ reads TENSORPLUG_DEBUG with it)
+from tensorplug._plugin_guard import REGISTRIES, Snapshot
+from tensorplug._plugin_notes import note_missing_fallbacks, note_unknown_backends, note_unknown_gradients
+from tensorplug._plugin_specs import PluginProblem, Spec, check_duplicates, declarations, validate
+from tensorplug._provenance import Shadowing, forget_plugins, loading, note_plugin, shadowing
 from tensorplug._registry import (
     LAYER_BUILTIN,
     LAYER_PLUGIN,
@@ -69,18 +90,11 @@ from tensorplug._registry import (
     gradient_registry,
     kernel_registry,
 )
-from tensorplug._state import state
-from tensorplug.kernel_names import CATALOGUE
 
 ENTRY_POINT_GROUP = "tensorplug"
-ENV_DISABLE = "TENSORPLUG_DISABLE_PLUGIN_AUTOLOAD"
-ENV_ALLOW = "TENSORPLUG_PLUGINS"
-ENV_STRICT = "TENSORPLUG_STRICT_PLUGINS"
-BUILTIN = "tensorplug"
 OWNER_PREFIX = "tensorplug-"  # the distribution tensorplug-<name> owns the backend <name>
 
 Status = Literal["loaded", "blocked", "failed"]
-Spec = BackendSpec | KernelSpec | GradientSpec | GradientSet
 
 # Each hook, the spec type it returns, and the registry it fills (None: the engine's backends).
 HOOKS: tuple[tuple[str, type[Any]], ...] = (
@@ -89,7 +103,7 @@ HOOKS: tuple[tuple[str, type[Any]], ...] = (
     ("tensorplug_gradients", GradientSpec),
     ("tensorplug_gradient_sets", GradientSet),
 )
-_REGISTRIES: tuple[LayeredRegistry[Any], ...] = (kernel_registry, gradient_registry, gradient_set_registry)
+_REGISTRIES = REGISTRIES
 
 
 @dataclass
@@ -101,7 +115,9 @@ class PluginInfo:
     backend is registered later); ``shares_name_with`` lists the other
     distributions declaring an entry point of the same name;
     ``refused_backends`` the backend names it claimed that belong to another
-    distribution (the plugin then failed: see ``error``).
+    distribution (the plugin then failed: see ``error``); ``unknown_gradients``
+    the kernel names its gradients are declared for that no kernel has and
+    that are close to a known kernel's (misspelled, most likely: they warn).
     """
 
     name: str
@@ -117,6 +133,7 @@ class PluginInfo:
     unknown_backends: list[str] = field(default_factory=list)
     shares_name_with: list[str] = field(default_factory=list)
     refused_backends: list[str] = field(default_factory=list)
+    unknown_gradients: list[str] = field(default_factory=list)
 
 
 manager = pluggy.PluginManager(hookspecs.PROJECT)
@@ -124,6 +141,7 @@ manager.add_hookspecs(hookspecs)
 _infos: list[PluginInfo] = []
 _undo: list[Callable[[], Any]] = []  # how to take back every plugin applied so far, in order
 _kernel_backends: dict[int, set[str]] = {}  # id(PluginInfo) -> the backends its kernels are declared for
+_gradient_names: dict[int, list[str]] = {}  # id(PluginInfo) -> the kernels its gradients are declared for
 _owners: dict[str, str] = {}  # normalized backend name -> the installed distribution that owns it
 _imported: list[str] = []  # plugin modules this load imported: forgotten again if the whole load is undone
 
@@ -131,33 +149,6 @@ _imported: list[str] = []  # plugin modules this load imported: forgotten again 
 def plugins() -> list[PluginInfo]:
     """Every plugin tensorplug saw at import: loaded, blocked by the environment, or failed."""
     return list(_infos)
-
-
-def _truthy(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
-
-
-class Settings(NamedTuple):
-    """The three environment variables, read once, before any plugin module is imported (a NamedTuple: a frozen
-    dataclass costs ~1 ms of import time)."""
-
-    disabled: bool
-    allowed: frozenset[str] | None  # None: no allowlist; empty: the variable is set and names nothing
-    strict: bool
-
-    @classmethod
-    def from_environment(cls) -> Settings:
-        raw = os.environ.get(ENV_ALLOW)
-        allowed = None if raw is None else frozenset(normalize(n.strip()) for n in raw.split(",") if n.strip())
-        return cls(_truthy(ENV_DISABLE), allowed, _truthy(ENV_STRICT))
-
-    def blocks(self, ep: EntryPoint) -> str | None:
-        """Why ``ep`` must not be imported, or None."""
-        if self.disabled:
-            return f"{ENV_DISABLE} is set"
-        if self.allowed is not None and not {normalize(ep.name), normalize(ep.distribution)} & self.allowed:
-            return f"not named in {ENV_ALLOW}" + ("" if self.allowed else " (set, but empty: no plugin is allowed)")
-        return None
 
 
 def load_plugins() -> None:
@@ -184,8 +175,8 @@ def _load_all() -> None:
 
     found = sorted(entry_points(ENTRY_POINT_GROUP), key=lambda ep: (normalize(ep.distribution), ep.name))
     infos = [PluginInfo(ep.name, ep.distribution, ep.version, ep.value, "loaded") for ep in found]
-    _note_shared_names(found, infos, settings)
-    _check_allowlist(settings, found)
+    note_shared_names(found, infos, settings)
+    check_allowlist(settings, found)
     for ep in found:
         dist = normalize(ep.distribution)
         if dist.startswith(OWNER_PREFIX) and settings.blocks(ep) is None:
@@ -197,96 +188,10 @@ def _load_all() -> None:
             info.status, info.error = "blocked", reason
             continue
         _load_entry_point(ep, info, rank, settings.strict)
-    _note_unknown_backends()
-    _note_missing_fallbacks()
-    engine.no_backend_hint = _no_backend_hint(settings, infos)
-
-
-def _no_backend_hint(settings: Settings, infos: list[PluginInfo]) -> str | None:
-    """What the first op says when no backend is registered because the environment kept plugins out, or None."""
-    blocked = [f"{info.name} ({info.distribution})" for info in infos if info.status == "blocked"]
-    if engine.specs or (not settings.disabled and not blocked):
-        return None
-    if settings.disabled:
-        why, undo = f"{ENV_DISABLE} is set, so no plugin was loaded", f"unset {ENV_DISABLE}"
-    else:
-        why, undo = f"{ENV_ALLOW}={os.environ.get(ENV_ALLOW, '')!r} does not name them", f"name them in {ENV_ALLOW}"
-    if not blocked:
-        return f"{why}, and none is installed: {INSTALL_HINT}."
-    return (
-        f"{why} (installed and not loaded: {', '.join(blocked)}). To load the installed backends, {undo}; "
-        "or register a backend in this process with tp.register_backend(name, factory)."
-    )
-
-
-def _note_shared_names(found: list[EntryPoint], infos: list[PluginInfo], settings: Settings) -> None:
-    """Record entry-point names that several distributions declare, and warn once per name when several load.
-
-    Every such plugin is loaded (unless blocked) and listed: a plugin's
-    identity is its distribution and its name, so none is dropped.
-    """
-    by_name: dict[str, list[PluginInfo]] = {}
-    loading: dict[str, int] = {}
-    for ep, info in zip(found, infos, strict=True):
-        key = normalize(info.name)
-        by_name.setdefault(key, []).append(info)
-        loading[key] = loading.get(key, 0) + (settings.blocks(ep) is None)
-    for key, group in by_name.items():
-        dists = sorted({info.distribution for info in group})
-        if len(dists) < 2:
-            continue
-        for info in group:
-            info.shares_name_with = [d for d in dists if d != info.distribution]
-        if loading[key] < 2:
-            continue
-        listing = ", ".join(f"{info.distribution} {info.version} ({info.module})" for info in group)
-        warn(
-            f"tensorplug: the plugin name {group[0].name!r} is declared by {len(dists)} distributions: {listing}. "
-            f"All of them load; in {ENV_ALLOW} the name {group[0].name!r} selects all of them, a distribution "
-            "name selects one.",
-            stacklevel=3,
-        )
-
-
-def _check_allowlist(settings: Settings, found: list[EntryPoint]) -> None:
-    """Say which names of the allowlist match no installed plugin (a typo would otherwise load nothing, quietly)."""
-    if settings.disabled or not settings.allowed:
-        return
-    known = {normalize(BUILTIN)}
-    for ep in found:
-        known |= {normalize(ep.name), normalize(ep.distribution)}
-    unmatched = sorted(settings.allowed - known)
-    if not unmatched:
-        return
-    installed = ", ".join(f"{ep.name} ({ep.distribution})" for ep in found) or "none"
-    text = (
-        f"tensorplug: {ENV_ALLOW} names {', '.join(map(repr, unmatched))}, which no installed plugin matches "
-        f"(installed plugins: {installed})."
-    )
-    if settings.strict:
-        _unload_all()
-        raise PluginError(f"{text} {ENV_STRICT} is set, so this is an error.")
-    warn(text, stacklevel=3)
-
-
-def _note_missing_fallbacks() -> None:
-    """Warn about each backend whose fallback no plugin registered (kernels it lacks would fail when used)."""
-    for name, spec in engine.specs.items():
-        if spec.fallback is not None and spec.fallback not in engine.specs:
-            warn(
-                f"tensorplug: backend {name!r} (from {spec.source}) falls back to {spec.fallback!r}, which no plugin "
-                f"registers: a kernel {name!r} lacks will fail until a backend {spec.fallback!r} is registered "
-                f"(install it, or tp.register_backend({spec.fallback!r}, ...)).",
-                stacklevel=5,
-            )
-
-
-def _note_unknown_backends() -> None:
-    """Record, per loaded plugin, the backends its kernels name that no plugin registered."""
-    registered = set(engine.specs)
-    for info in _infos:
-        declared = _kernel_backends.pop(id(info), set())
-        info.unknown_backends = sorted(declared - registered)
+    note_unknown_backends(_infos, _kernel_backends)
+    note_unknown_gradients(_infos, _gradient_names)
+    note_missing_fallbacks()
+    engine.no_backend_hint = no_backend_hint(settings, infos)
 
 
 def _unload_all() -> None:
@@ -297,7 +202,10 @@ def _unload_all() -> None:
     _undo.clear()
     _infos.clear()
     _kernel_backends.clear()
+    _gradient_names.clear()
     _owners.clear()
+    shadowing.clear()
+    forget_plugins()
     for module_name in _imported:
         sys.modules.pop(module_name, None)
     _imported.clear()
@@ -313,6 +221,7 @@ def _fail(info: PluginInfo, message: str, strict: bool, cause: BaseException | N
     info.status, info.error = "failed", message
     info.backends, info.kernels, info.gradients, info.gradient_sets = [], 0, 0, []
     _kernel_backends.pop(id(info), None)
+    _gradient_names.pop(id(info), None)
     who = f"tensorplug plugin {info.name!r} from distribution {info.distribution} {info.version}"
     if strict:
         _unload_all()
@@ -330,50 +239,13 @@ def _fail(info: PluginInfo, message: str, strict: bool, cause: BaseException | N
 # -- one plugin -------------------------------------------------------------------------------------------------------
 
 
-class _Snapshot:
-    """Every registry stack, backend and scope of this thread before a plugin loads, to put them back if it fails.
-
-    A plugin module may call ``tp.register_kernel`` (or ``register_gradient``,
-    ``unregister_gradient``, ``register_backend``...) while it is imported or
-    inside a hook; if it then fails, all of that is undone: what it added
-    goes, what it removed comes back.
-    """
-
-    def __init__(self) -> None:
-        self.stacks = [registry.snapshot() for registry in _REGISTRIES]  # a dict copy each: cheap at import
-        self.backends = dict(engine.specs)
-        self.scopes = (state.overrides, len(state.outer_overrides), state.tape, len(state.outer_tapes))
-
-    def scopes_left_open(self) -> bool:
-        """Whether the plugin entered a gradient-override or no_grad scope and did not leave it."""
-        overrides, n_overrides, tape, n_tapes = self.scopes
-        return (
-            state.overrides is not overrides
-            or state.tape is not tape
-            or len(state.outer_overrides) != n_overrides
-            or len(state.outer_tapes) != n_tapes
-        )
-
-    def restore(self) -> None:
-        for registry, before in zip(_REGISTRIES, self.stacks, strict=True):
-            registry.restore(before)
-        changed = [name for name, spec in engine.specs.items() if self.backends.get(name) is not spec]
-        for name in changed:
-            engine.remove_backend(name)
-        for name, spec in self.backends.items():  # removed or replaced ones; no cycle: this set had none
-            if name not in engine.specs:
-                engine.add_backend(spec)
-        overrides, n_overrides, tape, n_tapes = self.scopes
-        state.overrides, state.tape = overrides, tape
-        del state.outer_overrides[n_overrides:], state.outer_tapes[n_tapes:]
-
-
 def _load_entry_point(ep: EntryPoint, info: PluginInfo, rank: int, strict: bool) -> None:
-    snapshot = _Snapshot()
+    snapshot = Snapshot()
     module_name = ep.value.partition(":")[0].strip()
     fresh = module_name not in sys.modules
     try:
-        module = ep.load()
+        with loading():
+            module = ep.load()
     except BaseException as exc:
         snapshot.restore()
         if not _is_plugin_failure(exc):
@@ -393,16 +265,23 @@ def _load_entry_point(ep: EntryPoint, info: PluginInfo, rank: int, strict: bool)
 
 
 def _load(
-    module: ModuleType, info: PluginInfo, layer: int, rank: int, strict: bool, snapshot: _Snapshot | None = None
+    module: ModuleType, info: PluginInfo, layer: int, rank: int, strict: bool, snapshot: Snapshot | None = None
 ) -> None:
     """Register one plugin module and apply all of its declarations, or none of them."""
+    with loading():
+        _apply(module, info, layer, rank, strict, snapshot)
+
+
+def _apply(
+    module: ModuleType, info: PluginInfo, layer: int, rank: int, strict: bool, snapshot: Snapshot | None
+) -> None:
     plugin_id = f"{info.distribution}:{info.name}"
     undo: list[Callable[[], Any]] = []
-    notes: list[str] = []  # shadowing warnings, issued only once the whole plugin has loaded
+    notes: list[Shadowing] = []  # shadowing warnings, issued (and recorded) only once the whole plugin has loaded
     try:
         _register_hooks(module, plugin_id)
         undo.append(lambda: manager.unregister(name=plugin_id))
-        declared = {kind: _collect(plugin_id, hook_name, kind) for hook_name, kind in HOOKS}
+        declared = {kind: _collect(plugin_id, hook_name, kind, layer == LAYER_BUILTIN) for hook_name, kind in HOOKS}
         backends: list[BackendSpec] = declared[BackendSpec]
         kernels: list[KernelSpec] = declared[KernelSpec]
         grads: list[GradientSpec] = declared[GradientSpec]
@@ -410,9 +289,9 @@ def _load(
         every: list[Spec] = [*backends, *kernels, *grads, *sets]
         if layer != LAYER_BUILTIN:  # the core's own ~110 specs are checked by its tests, not on every import
             for spec in every:
-                _validate(spec)
-            _check_duplicates(every)
-        direct = _adopt(snapshot, info, rank, notes) if snapshot is not None else _Direct([], [], 0, [])
+                validate(spec)
+            check_duplicates(every)
+        direct = _adopt(snapshot, info, rank, notes) if snapshot is not None else _Direct([], [], [], [])
         for name in [*direct.backends, *(s.name for s in backends)]:
             _check_claim(name, info)
         for bspec in backends:
@@ -423,7 +302,7 @@ def _load(
                 added = replace(spec, source=info.distribution)
                 note = _add(registry, added, layer, rank)
                 undo.append(_discarder(registry, added))
-                if note:
+                if note is not None:
                     notes.append(note)
     except BaseException as exc:
         for action in reversed(undo):
@@ -432,19 +311,33 @@ def _load(
             snapshot.restore()
         if not _is_plugin_failure(exc):
             raise
-        _fail(info, str(exc) if isinstance(exc, _PluginProblem) else f"{type(exc).__name__}: {exc}", strict, exc)
+        _fail(info, str(exc) if isinstance(exc, PluginProblem) else f"{type(exc).__name__}: {exc}", strict, exc)
         if isinstance(exc, _ClaimRefused):
             info.refused_backends = [exc.backend]  # _fail cleared what it registered, not what it was refused
         return
     _undo.extend(undo)
     if snapshot is not None:
         _undo.append(snapshot.restore)  # what it registered directly, if strict mode later unloads everything
+        switched = snapshot.active_backend_changed()
+        if switched is not None:
+            snapshot.restore_active_backend(dispose=False)
+            warn(
+                f"tensorplug: plugin {info.name!r} from {info.distribution} {info.version} made {switched!r} the "
+                "active backend while loading (tp.set_backend, or an op run while importing); that was undone: which "
+                "backend ops use is the user's choice (tp.set_backend) or, by default, the highest-priority one.",
+                stacklevel=5,
+            )
     for note in notes:
-        warn(note, stacklevel=4)
+        shadowing.append(note)
+        warn(note.message, stacklevel=5)
+    if layer != LAYER_BUILTIN:
+        note_plugin(info.module, info.distribution, info.version)
     info.backends = [*direct.backends, *(s.name for s in backends)]
     info.kernels, info.gradients = len(kernels) + len(direct.kernels), len(grads) + direct.gradients
     info.gradient_sets = [*direct.gradient_sets, *(s.name for s in sets)]
     _kernel_backends[id(info)] = {s.backend_name for s in [*kernels, *direct.kernels]}
+    if layer != LAYER_BUILTIN:
+        _gradient_names[id(info)] = [s.kernel_name for s in [*grads, *direct.grads]]
 
 
 class _Direct(NamedTuple):
@@ -452,30 +345,45 @@ class _Direct(NamedTuple):
 
     backends: list[str]
     kernels: list[KernelSpec]
-    gradients: int
+    grads: list[GradientSpec]
     gradient_sets: list[str]
 
+    @property
+    def gradients(self) -> int:
+        return len(self.grads)
 
-def _adopt(snapshot: _Snapshot, info: PluginInfo, rank: int, notes: list[str]) -> _Direct:
+
+def _adopt(snapshot: Snapshot, info: PluginInfo, rank: int, notes: list[Shadowing]) -> _Direct:
     """Make what the plugin registered directly while it loaded (imported, or in a hook) its own.
 
     Each such entry gets the plugin's distribution as its source and the
     plugin's rank among the plugins, with the warnings a declaration would
     give; unregistering another distribution's entry warns too. A plugin
-    may not replace or remove another distribution's backend, nor leave a
-    gradient-override or no_grad scope open (that would change every later
-    gradient in this thread): it fails.
+    may not replace or remove another distribution's backend, leave a
+    gradient-override, no_grad or debug scope open (that would change every
+    later gradient or kernel in this thread), nor change tensorplug's public
+    API (the ``tensorplug`` namespace, ``Tensor``, ``Variable``): it fails,
+    and everything is put back.
     """
-    if snapshot.scopes_left_open():
-        raise _PluginProblem(
-            "it entered a tp.gradient_overrides / tp.use_gradients or tp.no_grad scope while loading and left it "
-            "open; a plugin declares gradient sets (tensorplug_gradient_sets) for users to enable instead"
+    scope = snapshot.scopes_left_open()
+    if scope is not None:
+        instead = (
+            "debug mode is the user's to turn on (tp.debug(), TENSORPLUG_DEBUG=1)"
+            if scope == "a tp.debug scope"
+            else "a plugin declares gradient sets (tensorplug_gradient_sets) for users to enable instead"
+        )
+        raise PluginProblem(f"it entered {scope} while loading and left it open; {instead}")
+    patched = snapshot.api_changes()
+    if patched:
+        raise PluginProblem(
+            f"it changed tensorplug's public API while loading ({', '.join(patched)}); they were put back. A plugin "
+            "changes what an op computes by declaring kernels (tensorplug_kernels) and gradients, not by patching"
         )
     for name, old in snapshot.backends.items():
         spec = engine.specs.get(name)
         if spec is not old and old.source != info.distribution:
             done = "removed" if spec is None else "replaced"
-            raise _PluginProblem(
+            raise PluginProblem(
                 f"it {done} the backend {name!r} of {old.source} while loading; a plugin may not take or remove "
                 "another distribution's backend"
             )
@@ -486,26 +394,28 @@ def _adopt(snapshot: _Snapshot, info: PluginInfo, rank: int, notes: list[str]) -
             backends.append(name)
     who = f"plugin {info.name!r} from {info.distribution} {info.version}"
     adopted: list[list[Any]] = []
-    for registry, before in zip(_REGISTRIES, snapshot.stacks, strict=True):
+    for registry, before in zip(REGISTRIES, snapshot.stacks, strict=True):
         for spec in registry.removed_since(before):
             if spec.source != info.distribution:
-                notes.append(
+                message = (
                     f"tensorplug: {who} unregistered the {registry.kind} {spec.key!r} of {spec.source} while "
                     "loading; it stays unregistered."
                 )
+                key = repr(spec.key)
+                notes.append(Shadowing(registry.kind, key, info.distribution, spec.source, "removed", message))
         mine = []
         for spec in registry.added_since(before):
-            if spec.source != RUNTIME:
+            if spec.source not in (RUNTIME, info.distribution):  # (its own: code of its package, loaded before)
                 continue
             registry.discard(spec)
             owned = replace(spec, source=info.distribution)
             note = _add(registry, owned, LAYER_PLUGIN, rank)
-            if note:
+            if note is not None:
                 notes.append(note)
             mine.append(owned)
         adopted.append(mine)
     kernels, grads, sets = adopted
-    return _Direct(backends, kernels, len(grads), [s.name for s in sets])
+    return _Direct(backends, kernels, grads, [s.name for s in sets])
 
 
 def _check_claim(name: str, info: PluginInfo) -> None:
@@ -528,11 +438,7 @@ def _check_claim(name: str, info: PluginInfo) -> None:
         )
 
 
-class _PluginProblem(Exception):
-    """A plugin broke the hook contract; the message says how, and needs no exception type in front."""
-
-
-class _ClaimRefused(_PluginProblem):
+class _ClaimRefused(PluginProblem):
     """A plugin claimed a backend name that another distribution owns or registered first."""
 
     def __init__(self, message: str, backend: str) -> None:
@@ -562,7 +468,7 @@ def _register_hooks(module: ModuleType, plugin_id: str) -> None:
     except Exception as exc:
         if manager.has_plugin(plugin_id):  # pluggy registers hook by hook: take back the ones it had added
             manager.unregister(name=plugin_id)
-        raise _PluginProblem(f"invalid hook implementation: {type(exc).__name__}: {exc}") from exc
+        raise PluginProblem(f"invalid hook implementation: {type(exc).__name__}: {exc}") from exc
     unknown = sorted(caller.name for caller in manager.get_hookcallers(module) or () if not caller.has_spec())
     if unknown:
         from difflib import get_close_matches  # only for this message
@@ -573,139 +479,20 @@ def _register_hooks(module: ModuleType, plugin_id: str) -> None:
         for name in unknown:
             close = get_close_matches(name, known, n=1)
             hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-        raise _PluginProblem(f"@hookimpl {', '.join(hints)} is not a tensorplug hook; the hooks are {', '.join(known)}")
+        raise PluginProblem(f"@hookimpl {', '.join(hints)} is not a tensorplug hook; the hooks are {', '.join(known)}")
 
 
-def _collect(plugin_id: str, hook_name: str, kind: type[Any]) -> list[Any]:
-    """Call one plugin's implementation of a hook; check that it returns a list of ``kind``."""
+def _collect(plugin_id: str, hook_name: str, kind: type[Any], trusted: bool) -> list[Any]:
+    """Call one plugin's implementation of a hook; check that it returns a sequence of ``kind``."""
     caller = getattr(manager.hook, hook_name)
     specs: list[Any] = []
     for impl in caller.get_hookimpls():
-        if impl.plugin_name != plugin_id:
-            continue
-        try:
-            result = impl.function()
-        except (Exception, SystemExit) as exc:  # sys.exit() in a hook fails the plugin, like any error
-            raise _PluginProblem(f"{hook_name}() raised {type(exc).__name__}: {exc}") from exc
-        if result is None:
-            continue
-        if not isinstance(result, Sequence) or isinstance(result, str | bytes):
-            raise _PluginProblem(
-                f"{hook_name}() must return a list of {kind.__name__}, got {type(result).__name__} ({result!r:.80})"
-            )
-        for index, item in enumerate(result):
-            if not isinstance(item, kind):
-                raise _PluginProblem(
-                    f"{hook_name}() returned a {type(item).__name__} at index {index} ({item!r:.80}); "
-                    f"expected {kind.__name__}"
-                )
-            specs.append(item)
+        if impl.plugin_name == plugin_id:
+            specs += declarations(hook_name, impl.function, kind, trusted)
     return specs
 
 
-# -- validation of one spec -------------------------------------------------------------------------------------------
-
-_CANONICAL = {name.lower(): name for name in CATALOGUE}
-
-
-def _name_problem(value: object) -> str | None:
-    if not isinstance(value, str):
-        return f"must be a str, not {type(value).__name__}"
-    if not value:
-        return "must not be empty"
-    if value != value.strip() or not value.isprintable() or any(c.isspace() for c in value):
-        return "must not contain spaces or unprintable characters"
-    return None
-
-
-def _kernel_name_problem(value: object) -> str | None:
-    problem = _name_problem(value)
-    if problem is None and isinstance(value, str):
-        canonical = _CANONICAL.get(value.lower())
-        if canonical is not None and canonical != value:
-            problem = f"differs from the canonical kernel name {canonical!r} only in case (see tp.kernel_names)"
-    return problem
-
-
-def _lazy_problem(value: object, none_ok: bool = False) -> str | None:
-    """Why ``value`` is not a callable, a well-formed ``"module:attr"`` name (or None when allowed)."""
-    if value is None and none_ok:
-        return None
-    if callable(value):
-        return None
-    if isinstance(value, str):
-        module, sep, attr = value.partition(":")
-        dotted_ok = all(p.isidentifier() for p in module.split(".")) and all(p.isidentifier() for p in attr.split("."))
-        if sep and dotted_ok:
-            return None
-        return f"lazy reference {value!r} is not of the form 'package.module:attribute'"
-    allowed = "a callable, a 'module:attribute' name" + (" or None" if none_ok else "")
-    return f"must be {allowed}, not {type(value).__name__}"
-
-
-def _validate(spec: Spec) -> None:
-    """Check every field of one declared spec; raise _PluginProblem naming the spec and the field."""
-    problems: dict[str, str | None] = {}
-    if isinstance(spec, BackendSpec):
-        what = f"BackendSpec {spec.name!r}"
-        problems["name"] = _name_problem(spec.name)
-        problems["factory"] = _lazy_problem(spec.factory)
-        if not (isinstance(spec.priority, int) and not isinstance(spec.priority, bool)):
-            problems["priority"] = _lazy_problem(spec.priority) and "must be an int, a callable or 'module:attribute'"
-        if spec.fallback is not None:
-            problems["fallback"] = _name_problem(spec.fallback)
-    elif isinstance(spec, KernelSpec):
-        what = f"KernelSpec ({spec.kernel_name!r}, {spec.backend_name!r})"
-        problems["kernel_name"] = _kernel_name_problem(spec.kernel_name)
-        problems["backend_name"] = _name_problem(spec.backend_name)
-        problems["kernel"] = _lazy_problem(spec.kernel)
-        problems["setup"] = _lazy_problem(spec.setup, none_ok=True)
-        problems["dispose"] = _lazy_problem(spec.dispose, none_ok=True)
-        problems["override"] = None if isinstance(spec.override, bool) else "must be True or False"
-    elif isinstance(spec, GradientSpec):
-        what = f"GradientSpec {spec.kernel_name!r}"
-        problems["kernel_name"] = _kernel_name_problem(spec.kernel_name)
-        problems["grad"] = _lazy_problem(spec.grad, none_ok=True)
-        problems["inputs_to_save"] = _inputs_problem(spec.inputs_to_save)
-        problems["outputs_to_save"] = _outputs_problem(spec.outputs_to_save)
-        problems["override"] = None if isinstance(spec.override, bool) else "must be True or False"
-    else:
-        what = f"GradientSet {spec.name!r}"
-        problems["name"] = _name_problem(spec.name)
-        problems["factory"] = _lazy_problem(spec.factory)
-        problems["description"] = None if isinstance(spec.description, str) else "must be a str"
-    found = [f"{name} {problem}" for name, problem in problems.items() if problem]
-    if found:
-        raise _PluginProblem(f"malformed {what:.120}: {'; '.join(found)}")
-
-
-def _inputs_problem(value: object) -> str | None:
-    if isinstance(value, str):
-        return f"must be a tuple of input names, not the str {value!r} (write ({value!r},))"
-    if not isinstance(value, tuple | list) or not all(isinstance(v, str) and v for v in value):
-        return "must be a tuple of input names"
-    return None
-
-
-def _outputs_problem(value: object) -> str | None:
-    if not isinstance(value, tuple | list) or not all(
-        isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value
-    ):
-        return "must be a tuple of output indices (ints >= 0)"
-    return None
-
-
-def _check_duplicates(specs: list[Spec]) -> None:
-    """One plugin declaring the same key twice is a mistake: which one was meant?"""
-    seen: set[tuple[str, Hashable]] = set()
-    for spec in specs:
-        key = (type(spec).__name__, spec.name if isinstance(spec, BackendSpec) else spec.key)
-        if key in seen:
-            raise _PluginProblem(f"declares {key[0]} {key[1]!r} twice")
-        seen.add(key)
-
-
-def _add(registry: LayeredRegistry[Any], spec: Any, layer: int, rank: int) -> str | None:
+def _add(registry: LayeredRegistry[Any], spec: Any, layer: int, rank: int) -> Shadowing | None:
     """Add a plugin's spec; return the warning to give when it shadows another plugin's or, unasked, the core's."""
     current = registry.top_layer(spec.key)
     registry.add(spec, layer, rank)
@@ -715,14 +502,16 @@ def _add(registry: LayeredRegistry[Any], spec: Any, layer: int, rank: int) -> st
     if current_spec.source == spec.source:
         return None
     if current_layer == layer:
-        return (
+        message = (
             f"tensorplug: {registry.kind} {spec.key!r} is registered by both {current_spec.source} and "
             f"{spec.source}; {spec.source} wins (plugins load in order of distribution name, later ones shadow "
             f"earlier ones). Exclude one with {ENV_ALLOW} to choose."
         )
-    if not getattr(spec, "override", False):  # a GradientSet has no override flag
-        return (
+    elif not getattr(spec, "override", False):  # a GradientSet has no override flag
+        message = (
             f"tensorplug: {registry.kind} {spec.key!r} from {spec.source} shadows the one from "
             f"{current_spec.source}; declare override=True in its spec if that is intended."
         )
-    return None
+    else:
+        return None
+    return Shadowing(registry.kind, repr(spec.key), spec.source, current_spec.source, "shadows", message)

@@ -4,6 +4,13 @@ Runtime registrations sit above every plugin in precedence. Shadowing an
 existing entry must be asked for with ``override=True``; re-registering the
 same function (same module and qualified name, as when a notebook cell runs
 again) replaces it quietly. Unregistering brings back what was shadowed.
+
+Whoever calls them (user code, or a plugin's code running after it loaded),
+a registration records its provenance, computed here once and never at
+dispatch: ``source`` is the distribution of the calling plugin's code when
+a loaded plugin's package is on the stack, else ``"runtime"``. Shadowing
+(``override=True``) or unregistering another distribution's entry always
+warns, naming the calling module, and is kept for ``tensorplug info``.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from typing import Any, TypeVar, overload
 from tensorplug._engine import _call_kernel_hook, engine
 from tensorplug._errors import RegistrationError
 from tensorplug._overrides import active_gradient, kernel_name_problem
+from tensorplug._provenance import Caller, caller, loading_here, report
 from tensorplug._registry import (
     LAYER_RUNTIME,
     RUNTIME,
@@ -22,6 +30,7 @@ from tensorplug._registry import (
     KernelFunc,
     KernelSpec,
     LayeredRegistry,
+    exact,
     gradient_registry,
     kernel_registry,
 )
@@ -36,18 +45,29 @@ def _qualified(fn: Any) -> tuple[str, str] | None:
     return (module, qualname) if module and qualname else None
 
 
+def _source(who: Caller) -> str:
+    return who.distribution or RUNTIME
+
+
 def _add_runtime(
-    registry: LayeredRegistry[Any], spec: Any, override: bool, fn_attr: str, prepare: Callable[[], None] | None = None
+    registry: LayeredRegistry[Any],
+    spec: Any,
+    override: bool,
+    fn_attr: str,
+    call: str,
+    who: Caller,
+    prepare: Callable[[], None] | None = None,
 ) -> None:
     """Add ``spec`` at the runtime layer, after ``prepare()`` (a kernel's setup): no other thread can
-    see the entry before it is ready, and nothing is added when ``prepare`` raises."""
+    see the entry before it is ready, and nothing is added when ``prepare`` raises. ``call`` is the
+    call as written (for the warning given when it shadows another distribution's entry)."""
     with registry.lock:
         current = registry.get(spec.key)
         replacing = None
         if current is not None and not override:
             old_name = _qualified(getattr(current, fn_attr))
             same = old_name is not None and old_name == _qualified(getattr(spec, fn_attr))
-            if current.source == RUNTIME and same:
+            if current.source == spec.source and same:
                 replacing = current  # in one step: no other thread may see the key without either
             else:
                 raise RegistrationError(
@@ -57,6 +77,33 @@ def _add_runtime(
         if prepare is not None:
             prepare()
         registry.add(spec, LAYER_RUNTIME, replacing=replacing)
+    if current is not None and current.source != spec.source and not loading_here():
+        # (while a plugin loads, what it registers becomes its own, and warns as its declarations would)
+        report(
+            registry.kind,
+            spec.key,
+            who,
+            current.source,
+            "shadows",
+            f"tensorplug: {call} called from {who.describe()} shadows the {registry.kind} {spec.key!r} of "
+            f"{current.source}. Unregistering it brings that one back; tp.{registry.kind}_stack shows who provides "
+            "what.",
+        )
+
+
+def _removed(registry: LayeredRegistry[Any], spec: Any, call: str, who: Caller) -> None:
+    """Warn and record when ``spec``, just unregistered, was another distribution's."""
+    if spec.source == _source(who) or loading_here():
+        return
+    report(
+        registry.kind,
+        spec.key,
+        who,
+        spec.source,
+        "removed",
+        f"tensorplug: {call} called from {who.describe()} removed the {registry.kind} {spec.key!r} of {spec.source}; "
+        f"what it shadowed, if anything, is active now (tp.{registry.kind}_stack shows who provides what).",
+    )
 
 
 @overload
@@ -96,17 +143,21 @@ def register_kernel(
     >>> _ = tp.unregister_kernel("Cube", "numpy")
     """
 
+    name, backend_name = exact(kernel_name), exact(backend_name)
+
     def register(fn: F) -> F:
         if not (callable(fn) or isinstance(fn, str)):
-            raise RegistrationError(f"register_kernel({kernel_name!r}, {backend_name!r}): kernel must be callable")
-        spec = KernelSpec(kernel_name, backend_name, fn, setup, dispose, override, RUNTIME)
+            raise RegistrationError(f"register_kernel({name!r}, {backend_name!r}): kernel must be callable")
+        who = caller()
+        spec = KernelSpec(name, backend_name, exact(fn), setup, dispose, override, _source(who))
 
         def set_up() -> None:  # on a backend already initialised, before the kernel can be dispatched
             backend = engine.instances.get(backend_name)
             if backend is not None and setup is not None:
                 _call_kernel_hook(spec, "setup", backend)
 
-        _add_runtime(kernel_registry, spec, override, "kernel", set_up)
+        call = f"tp.register_kernel({name!r}, {backend_name!r}, override=True)"
+        _add_runtime(kernel_registry, spec, override, "kernel", call, who, set_up)
         return fn
 
     return register if kernel is None else register(kernel)
@@ -114,7 +165,9 @@ def register_kernel(
 
 def unregister_kernel(kernel_name: str, backend_name: str, source: str | None = None) -> KernelSpec:
     """Remove the active kernel for the key (or the topmost from ``source``); what it shadowed comes back."""
+    kernel_name, backend_name = exact(kernel_name), exact(backend_name)
     spec = kernel_registry.pop((kernel_name, backend_name), source)
+    _removed(kernel_registry, spec, f"tp.unregister_kernel({kernel_name!r}, {backend_name!r})", caller())
     backend = engine.instances.get(backend_name)
     if backend is not None and spec.dispose is not None:
         _call_kernel_hook(spec, "dispose", backend)
@@ -189,16 +242,18 @@ def register_gradient(
     >>> _ = tp.unregister_gradient("Relu")
     """
 
+    name = exact(kernel_name)
+
     def register(fn: Any) -> Any:
         if fn is not None and not (callable(fn) or isinstance(fn, str)):
-            raise RegistrationError(f"register_gradient({kernel_name!r}): grad must be callable or None")
-        problem = kernel_name_problem(kernel_name, new_kernel=new_kernel)
+            raise RegistrationError(f"register_gradient({name!r}): grad must be callable or None")
+        problem = kernel_name_problem(name, new_kernel=new_kernel)
         if problem is not None:
-            raise RegistrationError(f"register_gradient({kernel_name!r}): {problem}")
-        spec = GradientSpec(
-            kernel_name, fn, tuple(inputs_to_save), tuple(int(i) for i in outputs_to_save), override, RUNTIME
-        )
-        _add_runtime(gradient_registry, spec, override, "grad")
+            raise RegistrationError(f"register_gradient({name!r}): {problem}")
+        who = caller()
+        saved = tuple(exact(n) for n in inputs_to_save)
+        spec = GradientSpec(name, exact(fn), saved, tuple(int(i) for i in outputs_to_save), override, _source(who))
+        _add_runtime(gradient_registry, spec, override, "grad", f"tp.register_gradient({name!r}, override=True)", who)
         return fn
 
     return register if grad is _DECORATOR else register(grad)
@@ -206,7 +261,10 @@ def register_gradient(
 
 def unregister_gradient(kernel_name: str, source: str | None = None) -> GradientSpec:
     """Remove the active gradient of ``kernel_name`` (or the topmost from ``source``); the shadowed one returns."""
-    return gradient_registry.pop(kernel_name, source)
+    kernel_name = exact(kernel_name)
+    spec = gradient_registry.pop(kernel_name, source)
+    _removed(gradient_registry, spec, f"tp.unregister_gradient({kernel_name!r})", caller())
+    return spec
 
 
 def get_gradient(kernel_name: str) -> GradientSpec | None:

@@ -13,6 +13,8 @@ import importlib
 import threading
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from operator import attrgetter
+from types import BuiltinFunctionType, FunctionType, MethodType
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from tensorplug._errors import RegistrationError
@@ -261,6 +263,45 @@ class LayeredRegistry(Generic[S]):
 
 kernel_registry: LayeredRegistry[KernelSpec] = LayeredRegistry("kernel")
 gradient_registry: LayeredRegistry[GradientSpec] = LayeredRegistry("gradient")
+
+
+def exact(value: Any) -> Any:
+    """``value`` as an exact ``str`` when it is an instance of a str subclass, else ``value`` itself.
+
+    A subclass may redefine ``__eq__`` and ``__hash__`` (to pass for ``"Add"`` while printing as another name):
+    names become registry keys only as exact strs, made from their characters.
+    """
+    return str.__str__(value) if isinstance(value, str) and type(value) is not str else value
+
+
+_NAME_FIELDS = {
+    "BackendSpec": ("name", "factory", "priority", "fallback"),
+    "KernelSpec": ("kernel_name", "backend_name", "kernel", "setup", "dispose", "note"),
+    "GradientSpec": ("kernel_name", "grad", "inputs_to_save"),
+    "GradientSet": ("name", "factory", "description"),
+}
+_FIELDS: dict[str, Callable[[Any], tuple[Any, ...]]] = {
+    kind: attrgetter(*fields) for kind, fields in _NAME_FIELDS.items()
+}
+_PLAIN = frozenset({str, type(None), int, bool, tuple, list, FunctionType, BuiltinFunctionType, MethodType})
+
+
+def exact_names(spec: Any) -> Any:
+    """``spec`` with every str field (and GradientSpec's input names) an exact ``str`` (see :func:`exact`)."""
+    getter = _FIELDS.get(type(spec).__name__)
+    if getter is None:
+        return spec
+    values = getter(spec)
+    saved = spec.inputs_to_save if isinstance(spec, GradientSpec) else ()
+    if _PLAIN.issuperset(map(type, values)) and _PLAIN.issuperset(map(type, saved)):
+        return spec  # the usual case, found at C speed: nothing but plain values
+    changes = {}
+    for name, value in zip(_NAME_FIELDS[type(spec).__name__], values, strict=True):
+        if isinstance(value, str) and type(value) is not str:
+            changes[name] = exact(value)
+    if isinstance(saved, tuple | list) and any(isinstance(v, str) and type(v) is not str for v in saved):
+        changes["inputs_to_save"] = tuple(exact(v) for v in saved)
+    return replace(spec, **changes) if changes else spec
 
 
 def with_source(spec: S, source: str) -> S:
