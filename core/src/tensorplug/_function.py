@@ -6,9 +6,11 @@ thread, see :mod:`tensorplug._observe`) records every kernel call it makes, forw
 
 - ``argument``: the storage of a tensor argument (each argument gets a fresh storage object for the trace,
   so that it is told apart from any other tensor sharing its storage);
-- ``variable``: the storage a Variable held when the trace first read it (live Variables get fresh storage
-  objects when the trace starts, and Variables made during the trace too, so that a snapshot sharing a
-  Variable's storage stays a constant); a replay reads the Variable when it starts;
+- ``variable``: what a Variable held when the trace first read it. While this thread traces, reading a
+  Variable's storage gives the tracer's own stand-in for it (a fresh storage object over the same values, made
+  at the first read, see :meth:`Tracer.variable_storage`), so that the trace tells reads of the Variable from
+  other uses of the same storage (a snapshot sharing it stays a constant), and other threads, which see the
+  storage itself, are left alone; a replay reads the Variable when it starts;
 - ``host``: a per-call host value (what an optimizer computes on the host from its step count);
 - ``step``: an output of a kernel call of the trace;
 - ``constant``: anything else (``tp.tensor`` data, cached scalars), captured as it is.
@@ -33,7 +35,7 @@ import time
 import types
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, ParamSpec, TypeVar
 
 from tensorplug._backend import Backend
@@ -48,8 +50,9 @@ from tensorplug._errors import (
 from tensorplug._lazy import persist_lazy
 from tensorplug._observe import KernelCall, everywhere, observing
 from tensorplug._registry import gradient_registry, kernel_registry
+from tensorplug._signature import aliases, flatten, rebuild, signature, unflatten
 from tensorplug._state import state
-from tensorplug._tensor import Tensor, Variable, describe, live_variables, spec_text, wrap_storage
+from tensorplug._tensor import Tensor, Variable, describe, spec_text, wrap_storage
 
 __all__ = ["Assign", "Function", "Program", "Step", "Tracer", "function", "generate_replay"]
 
@@ -69,7 +72,9 @@ class Step:
 
     ``inputs`` maps each input name to a register, or to a tuple of registers for a list input;
     ``sequence`` says whether the kernel returns a list or tuple of outputs (else one raw output);
-    ``free`` lists the registers whose last use this step is (released right after it).
+    ``free`` lists the registers whose last use this step is (released right after it); ``error``, when
+    the op that made the call turns the kernel's failure into an error of its own (indexing turns an index
+    out of range into an IndexingError), does the same for a replay: ``error(kernel_error)`` is raised.
     """
 
     kernel: str
@@ -81,6 +86,7 @@ class Step:
     sequence: bool
     gradient_of: str | None
     free: tuple[int, ...] = ()
+    error: Callable[[KernelError], Exception] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,11 +101,14 @@ class Assign:
 @dataclass(frozen=True, eq=False)
 class HostInput:
     """Run ``compute()`` at the start of each replay, in trace order; with a ``dtype``, it returns Python
-    numbers that become the storage of ``registers`` (a callback that returns nothing has no registers)."""
+    numbers that become the storage of ``registers`` (a callback that returns nothing has no registers).
+    ``undo()``, if given, takes back what ``compute()`` did to host state when the replay fails."""
 
     compute: Callable[[], Any]
     dtype: str | None
     registers: tuple[int, ...]
+    undo: Callable[[], Any] | None = None
+    last: list[Any] = field(default_factory=lambda: [None])  # [(values, storage)] of the latest call: reused
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,7 +120,9 @@ class Program:
     ``(variable index, register)`` pairs read from ``variables`` at the start; ``constants`` are
     ``(register, raw)`` pairs; ``host`` runs first; then ``steps``; ``outputs`` are the registers of the
     tensors ``f`` returned, in order. ``specs`` describes each register (``float32[2, 3]``) and ``kinds``
-    says where its value comes from (argument, variable, constant, host, step).
+    says where its value comes from (argument, variable, constant, host, step). ``guards`` are checked
+    before a replay: one that returns False means host state the trace depends on changed (an optimizer's
+    ``use_nesterov``, say), and the call traces again.
     """
 
     name: str
@@ -126,6 +137,7 @@ class Program:
     outputs: tuple[int, ...]
     specs: tuple[str, ...]
     kinds: tuple[str, ...]
+    guards: tuple[Callable[[], bool], ...] = ()
 
     @property
     def kernel_steps(self) -> list[Step]:
@@ -176,9 +188,10 @@ def _register_text(r: int | tuple[int, ...]) -> str:
 class Tracer:
     """Records the kernel calls of one trace (a kernel observer of the tracing thread).
 
-    Code that keeps state on the host between calls tells it what a replay must redo: ``on_replay(fn)``
-    runs ``fn`` at the start of each replay, ``host_values(compute, values, dtype)`` makes per-call scalars
-    (the optimizers use both for their step count and Adam's bias corrections).
+    Code that keeps state on the host between calls tells it what a replay must redo: ``on_replay(fn, undo)``
+    runs ``fn`` at the start of each replay (and ``undo`` if the replay fails), ``host_values(compute,
+    values, dtype)`` makes per-call scalars (the optimizers use both for their step count and their
+    hyper-parameters), ``guard(check)`` makes a replay trace again when ``check()`` turns False.
     """
 
     synchronize = False
@@ -189,15 +202,18 @@ class Tracer:
         self.register_of: dict[int, int] = {}  # id(raw) -> register
         self.kinds: list[str] = []
         self.specs: list[str] = []
-        self.keep: list[Any] = []  # every raw object seen, so that their ids stay theirs during the trace
-        self.pending: dict[int, Variable] = {}  # id(storage) -> the Variable holding it, until first read
+        self.keep: list[Any] = []  # every object seen, so that their ids stay theirs during the trace
+        self.views: dict[int, Any] = {}  # id(variable) -> the storage this thread sees for it (Variable._data)
+        self.pending: dict[int, Variable] = {}  # id(stand-in) -> its Variable, until the trace first reads it
         self.arguments: list[int] = []
         self.constants: list[tuple[int, Any]] = []
         self.variables: list[Variable] = []
         self.variable_index: dict[int, int] = {}
         self.reads: list[tuple[int, int]] = []
         self.host: list[HostInput] = []
+        self.guards: list[Callable[[], bool]] = []
         self.steps: list[Step | Assign] = []
+        self.error: Callable[[KernelError], Exception] | None = None  # see translate_errors
         self.failure: str | None = None
 
     # -- registers
@@ -241,14 +257,39 @@ class Tracer:
         self.arguments.append(self._register(copy._data, "argument"))
         return copy
 
-    def own_storage(self, v: Variable) -> None:
-        """Give ``v`` a fresh storage object with its values; the trace reads it as ``v`` (see the module doc)."""
-        if v._backend is not self.backend or v.is_disposed:
+    # -- what Variables report (Variable._data, assign) in the tracing thread
+
+    def variable_storage(self, v: Variable) -> Any:
+        """``v``'s storage as the tracing thread sees it: at the first read, a fresh storage object over ``v``'s
+        values, which the trace reads as ``v`` when a kernel takes it (see the module doc); after an ``assign``
+        in this thread, the value assigned. ``v`` itself and other threads are left alone."""
+        view = self.views.get(id(v))
+        if view is not None:
+            return view
+        raw = v._value
+        if v._backend is not self.backend:  # another backend (or disposed): a kernel taking it moves it, and fails
+            return raw
+        view = self.backend.alias(raw)
+        self.keep.extend((v, raw, view))
+        self.views[id(v)] = view
+        self.pending[id(view)] = v
+        return view
+
+    def assigned(self, v: Variable, raw: Any) -> None:
+        """``v.assign`` gave ``v`` the storage ``raw`` in this thread: a replay assigns it too."""
+        self.keep.append(v)
+        self.views[id(v)] = raw  # the rest of the trace reads v as the value assigned (eagerly too)
+        if self.failure is not None:
             return
-        self.keep.append(v._data)
-        v._data = self.backend.alias(v._data)
-        self.keep.append(v._data)
-        self.pending[id(v._data)] = v
+        if v._backend is not self.backend:
+            self.fail(f"variable {v.name!r} was assigned a value on backend {v._backend.name!r}")
+            return
+        self.steps.append(Assign(self._variable(v), self._input(raw)))
+
+    def variable_changed(self, v: Variable) -> None:
+        """``v``'s storage was replaced other than by ``assign`` (moved, disposed): no replay can redo that."""
+        self.views.pop(id(v), None)
+        self.fail(f"variable {v.name!r} was moved or disposed")
 
     # -- what the engine and tensors report
 
@@ -291,6 +332,7 @@ class Tracer:
                 tuple(outputs),
                 call.sequence,
                 call.gradient_of,
+                error=self.error,
             )
         )
 
@@ -312,28 +354,28 @@ class Tracer:
                 return
         self.fail(f"{describe(t)} ({kind}): {why}{_user_location()}")
 
-    def variable_created(self, v: Variable) -> None:
-        self.own_storage(v)
-
-    def assigned(self, v: Variable) -> None:
-        if self.failure is not None:
-            return
-        if v._backend is not self.backend:
-            self.fail(f"variable {v.name!r} was assigned a value on backend {v._backend.name!r}")
-            return
-        self.steps.append(Assign(self._variable(v), self._input(v._data)))
-
     def fail(self, reason: str) -> None:
         if self.failure is None:
             self.failure = reason
 
-    # -- what stateful host code tells the tracer
+    # -- what ops and stateful host code tell the tracer
 
-    def on_replay(self, callback: Callable[[], Any]) -> None:
-        """Run ``callback()`` at the start of every replay (in trace order): host state a call advances."""
-        self.host.append(HostInput(callback, None, ()))
+    def translate_errors(
+        self, error: Callable[[KernelError], Exception] | None
+    ) -> Callable[[KernelError], Exception] | None:
+        """From now on, a replay whose recorded kernel call fails raises ``error(kernel_error)`` (None: the
+        KernelError itself), as the op that makes the calls does eagerly; returns the previous setting, which
+        the op puts back when it returns."""
+        previous = self.error
+        self.error = error
+        return previous
 
-    def host_values(self, compute: Callable[[], Sequence[float]], values: Sequence[float], dtype: str) -> list[Tensor]:
+    def on_replay(self, callback: Callable[[], Any], undo: Callable[[], Any] | None = None) -> None:
+        """Run ``callback()`` at the start of every replay (in trace order): host state a call advances.
+        ``undo()`` takes it back when the replay fails (so that a failed call leaves the state as it was)."""
+        self.host.append(HostInput(callback, None, (), undo))
+
+    def host_values(self, compute: Callable[[], Sequence[Any]], values: Sequence[Any], dtype: str) -> list[Tensor]:
         """``values`` as tensors of ``dtype`` that a replay makes again from ``compute()`` (same length)."""
         from tensorplug.ops import tensor
 
@@ -343,6 +385,10 @@ class Tracer:
             registers.append(self._register(t._data, "host"))
         self.host.append(HostInput(compute, dtype, tuple(registers)))
         return tensors
+
+    def guard(self, check: Callable[[], bool]) -> None:
+        """Before each replay, ``check()``: False means what the trace took from the host changed, so trace again."""
+        self.guards.append(check)
 
 
 def _user_location() -> str:
@@ -406,6 +452,7 @@ def _build(tracer: Tracer, output_registers: list[int]) -> Program:
                     step.sequence,
                     step.gradient_of,
                     free,
+                    step.error,
                 )
             )
     used_variables = sorted(
@@ -426,6 +473,7 @@ def _build(tracer: Tracer, output_registers: list[int]) -> Program:
         outputs=tuple(output_registers),
         specs=tuple(tracer.specs),
         kinds=tuple(tracer.kinds),
+        guards=tuple(tracer.guards),
     )
 
 
@@ -474,7 +522,7 @@ def generate_replay(
     for i, reg in enumerate(program.arguments):
         lines.append(f"    r{reg} = A[{i}]")
     for index, reg in program.reads:
-        lines.append(f"    r{reg} = V[{index}]._data")
+        lines.append(f"    r{reg} = V[{index}]._value")
     position = 0
     for entry in program.host:
         for reg in entry.registers:
@@ -483,7 +531,7 @@ def generate_replay(
     line_steps: dict[int, int] = {}
     for i, step in enumerate(program.steps):
         if isinstance(step, Assign):
-            lines.append(f"    V[{step.variable}]._data = {ref(step.register)}")
+            lines.append(f"    V[{step.variable}]._value = {ref(step.register)}")
         else:
             outs = ", ".join(f"r{r}" for r in step.outputs)
             if step.sequence:
@@ -502,10 +550,12 @@ def generate_replay(
     source = "\n".join(lines) + "\n"
     filename = f"<tp.function {program.name} {label} #{next(_codes)}>"
     code = compile(source, filename, "exec")
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # tracebacks show it
     exec(code, namespace)
-    replay: Callable[[list[Any], list[Any], list[Any]], tuple[Any, ...]] = namespace["replay"]
+    replay: Callable[[list[Any], list[Any], list[Any]], tuple[Any, ...]] = namespace.pop("replay")  # no cycle
     _line_steps[replay.__code__] = line_steps
+    # Tracebacks show the source while the replay lives; it goes from linecache with the replay (its trace).
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    weakref.finalize(replay, linecache.cache.pop, filename, None).atexit = False
     return replay
 
 
@@ -543,7 +593,7 @@ def _replay_observed(
     for reg, raw in zip(program.arguments, arguments, strict=True):
         regs[reg] = raw
     for index, reg in program.reads:
-        regs[reg] = variables[index]._data
+        regs[reg] = variables[index]._value
     position = 0
     for entry in program.host:
         for reg in entry.registers:
@@ -551,7 +601,7 @@ def _replay_observed(
             position += 1
     for i, step in enumerate(program.steps):
         if isinstance(step, Assign):
-            variables[step.variable]._data = regs[step.register]
+            variables[step.variable]._value = regs[step.register]
         else:
             inputs = {name: [regs[j] for j in r] if isinstance(r, tuple) else regs[r] for name, r in step.inputs}
             if synchronize:
@@ -562,7 +612,7 @@ def _replay_observed(
             except TensorplugError:
                 raise
             except Exception as exc:
-                raise KernelError(_failure_message(program, i, exc)) from exc
+                raise _step_error(program, i, exc) from exc
             if synchronize:
                 backend.synchronize()
             seconds = time.perf_counter() - start
@@ -603,7 +653,7 @@ def _persist_step(program: Program, variables: list[Variable], outputs: tuple[An
     assigned = [variables[i] for i in _assigned(program)]
     raws = program.backend.persist([*outputs, *(v._data for v in assigned)])
     for v, raw in zip(assigned, raws[len(outputs) :], strict=True):
-        v._data = raw
+        v._value = raw
     return tuple(raws[: len(outputs)])
 
 
@@ -612,6 +662,15 @@ def _lowered_failure_message(program: Program, exc: BaseException) -> str:
         f"the replay of tp.function {program.name!r} lowered by backend {program.backend.name!r} failed: "
         f"{type(exc).__name__}: {exc} (tp.function(lower=False) runs the plain replay, whose errors name the kernel)"
     )
+
+
+def _step_error(program: Program, index: int, exc: BaseException) -> Exception:
+    """The error a replay raises when step ``index`` raised ``exc``: what the op that made the call raises."""
+    error = KernelError(_failure_message(program, index, exc))
+    step = program.steps[index]
+    if isinstance(step, Step) and step.error is not None:
+        return step.error(error)
+    return error
 
 
 def _failure_message(program: Program, index: int, exc: BaseException) -> str:
@@ -647,81 +706,6 @@ kernel_registry.on_change(_registries_changed)
 gradient_registry.on_change(_registries_changed)
 
 
-def _signature(fname: str, value: Any, key: list[Any], leaves: list[Tensor], where: str) -> None:
-    """Append ``value``'s part of the cache key to ``key``, and its tensors (Variables left out) to ``leaves``."""
-    kind = type(value)
-    if kind is Tensor:
-        key.append((value._backend, value._data.shape, value._dtype or value.dtype))
-        leaves.append(value)
-    elif kind is Variable or isinstance(value, Variable):
-        key.append((Variable, id(value), value._backend, value._data.shape, value.dtype))
-    elif isinstance(value, Tensor):
-        key.append((kind, value._backend, value._data.shape, value.dtype))
-        leaves.append(value)
-    elif kind is tuple or kind is list or (isinstance(value, tuple) and hasattr(value, "_fields")):
-        key.append((kind, len(value)))
-        for i, item in enumerate(value):
-            _signature(fname, item, key, leaves, f"{where}[{i}]")
-    elif kind is dict:
-        key.append((dict, tuple(value)))
-        for k, item in value.items():
-            _signature(fname, item, key, leaves, f"{where}[{k!r}]")
-    else:
-        try:
-            hash(value)
-        except TypeError:
-            hint = " (a numpy array: pass tp.tensor(array))" if hasattr(value, "__array__") else ""
-            raise InvalidArgumentError(
-                f"tp.function {fname!r}: {where} is a {kind.__name__}{hint}, which is not hashable, so it cannot "
-                "be part of the trace signature (Python values are static: a new value traces again). Pass "
-                "tensors, hashable Python values, or lists, tuples and dicts of them"
-            ) from None
-        key.append((kind, value))
-
-
-def _flatten(value: Any, leaves: list[Tensor]) -> Any:
-    """The structure of ``value`` with its Tensors collected in ``leaves`` (for :func:`_unflatten`)."""
-    kind = type(value)
-    if isinstance(value, Tensor):
-        leaves.append(value)
-        return None
-    if kind is tuple or kind is list:
-        return (kind, [_flatten(v, leaves) for v in value])
-    if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return (kind, [_flatten(v, leaves) for v in value])
-    if kind is dict:
-        return (dict, {k: _flatten(v, leaves) for k, v in value.items()})
-    return ("static", value)
-
-
-def _unflatten(structure: Any, leaves: Any) -> Any:
-    if structure is None:
-        return next(leaves)
-    kind, content = structure
-    if kind == "static":
-        return content
-    if kind is dict:
-        return {k: _unflatten(v, leaves) for k, v in content.items()}
-    items = [_unflatten(v, leaves) for v in content]
-    if kind is tuple or kind is list:
-        return kind(items)
-    return kind(*items)  # a NamedTuple (tp.variable_grads's result, say)
-
-
-def _rebuild(structure: Any, value: Any, swap: Callable[[Tensor], Tensor]) -> Any:
-    """``value`` with each Tensor replaced by ``swap(tensor)`` (the arguments the trace sees)."""
-    if isinstance(value, Tensor):
-        return swap(value)
-    kind = type(value)
-    if kind is tuple or kind is list:
-        return kind(_rebuild(None, v, swap) for v in value)
-    if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return kind(*(_rebuild(None, v, swap) for v in value))
-    if kind is dict:
-        return {k: _rebuild(None, v, swap) for k, v in value.items()}
-    return value
-
-
 # -- the function --------------------------------------------------------------------------------------------
 
 
@@ -739,6 +723,7 @@ class _Trace:
     lowered: bool = False
     structure: Any = None
     dtypes: tuple[str | None, ...] = ()
+    returned: tuple[tuple[int, int], ...] = ()  # (position among the results, variable index): f returned a Variable
     used: int = 0
 
 
@@ -794,10 +779,14 @@ class Function(Generic[P, R]):
                 key.append((a._backend, a._data.shape, a._dtype or a.dtype))
                 leaves.append(a)
             else:
-                _signature(fname, a, key, leaves, f"argument {i}")
+                signature(fname, a, key, leaves, f"argument {i}")
         for name in sorted(kwargs):
             key.append(name)
-            _signature(fname, kwargs[name], key, leaves, f"argument {name!r}")
+            signature(fname, kwargs[name], key, leaves, f"argument {name!r}")
+        if len(leaves) > 1:
+            pattern = aliases(leaves)  # the same tensor twice: one argument (its gradients are one)
+            if pattern is not None:
+                key.append(pattern)
         return tuple(key)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
@@ -846,17 +835,22 @@ class Function(Generic[P, R]):
         state.tracer = tracer
         try:
             with observing(tracer):
-                for v in live_variables():
-                    tracer.own_storage(v)
+                copies: dict[int, Tensor] = {}
 
-                def swap(t: Tensor) -> Tensor:
-                    return t if isinstance(t, Variable) else tracer.argument(t)
+                def swap(t: Tensor) -> Tensor:  # the arguments, in the order the key lists them, each tensor once
+                    if isinstance(t, Variable):
+                        return t
+                    copy = copies.get(id(t))
+                    if copy is None:
+                        copy = copies[id(t)] = tracer.argument(t)
+                    return copy
 
-                traced_args = _rebuild(None, args, swap)
-                traced_kwargs = {k: _rebuild(None, v, swap) for k, v in kwargs.items()}
+                traced_args = rebuild(args, swap)
+                swapped = {k: rebuild(kwargs[k], swap) for k in sorted(kwargs)}
+                traced_kwargs = {k: swapped[k] for k in kwargs}
                 result = self.python_function(*traced_args, **traced_kwargs)
                 leaves: list[Tensor] = []
-                structure = _flatten(result, leaves)
+                structure = flatten(result, leaves)
                 outputs = []
                 for t in leaves:
                     if t._backend is not backend:
@@ -886,7 +880,7 @@ class Function(Generic[P, R]):
             if replay is None:
                 replay = generate_replay(program)
             dtypes = tuple(t.dtype for t in leaves)
-            entry = _Trace(program, None, replay, lowered, structure, dtypes)
+            entry = _Trace(program, None, replay, lowered, structure, dtypes, _returned_variables(program, leaves))
             if backend.lazy:  # the optimizers inside f did not persist while tracing: the step boundary is here
                 assigned = [program.variables[i]() for i in _assigned(program)]
                 persist_lazy([*leaves, *(v for v in assigned if v is not None)])
@@ -934,40 +928,85 @@ class Function(Generic[P, R]):
         program = entry.program
         assert program is not None
         backend = program.backend
+        for guard in program.guards:
+            if not guard():
+                raise _Stale
         variables = []
         for ref in program.variables:
             v = ref()
             if v is None or v._backend is not backend:
                 raise _Stale
             variables.append(v)
-        host: list[Any] = []
-        if program.host:
-            from tensorplug.ops import tensor
-
+        saved = [v._value for v in variables]
+        ran = 0
+        try:
+            host: list[Any] = []
             for h in program.host:
                 values = h.compute()
+                ran += 1
                 if h.dtype is not None:
-                    host.extend(tensor(value, h.dtype)._data for value in values)
-        arguments = [t._data for t in leaves]
-        if state.observers is not None or everywhere:
-            outputs = _replay_observed(program, arguments, variables, host)
-        else:
-            try:
-                outputs = entry.replay(arguments, variables, host)  # type: ignore[misc]
-            except TensorplugError:
-                raise
-            except Exception as exc:
-                index = _failed_step(exc)
-                if index is None:
-                    raise KernelError(_lowered_failure_message(program, exc)) from exc
-                raise KernelError(_failure_message(program, index, exc)) from exc
-        if backend.lazy:
-            outputs = _persist_step(program, variables, outputs)
+                    host.extend(_host_storage(h, values))
+            arguments = [t._data for t in leaves]
+            if state.observers is not None or everywhere:
+                outputs = _replay_observed(program, arguments, variables, host)
+            else:
+                try:
+                    outputs = entry.replay(arguments, variables, host)  # type: ignore[misc]
+                except TensorplugError:
+                    raise
+                except Exception as exc:
+                    index = _failed_step(exc)
+                    if index is None:
+                        raise KernelError(_lowered_failure_message(program, exc)) from exc
+                    raise _step_error(program, index, exc) from exc
+            if backend.lazy:
+                outputs = _persist_step(program, variables, outputs)
+        except BaseException:
+            _roll_back(program, variables, saved, ran)
+            raise
         dtypes = entry.dtypes
         if entry.structure is None:
+            if entry.returned:
+                return variables[entry.returned[0][1]]
             return wrap_storage(outputs[0], backend, dtypes[0])
         tensors = [wrap_storage(raw, backend, dtype) for raw, dtype in zip(outputs, dtypes, strict=True)]
-        return _unflatten(entry.structure, iter(tensors))
+        for position, index in entry.returned:
+            tensors[position] = variables[index]
+        return unflatten(entry.structure, iter(tensors))
+
+
+def _host_storage(h: HostInput, values: Sequence[Any]) -> list[Any]:
+    """The storage of a replay's host values: those of the previous call when the values are the same (the
+    hyper-parameters that rarely change), for values that convert alike (no zero, whose sign ``==`` ignores)."""
+    last = h.last[0]
+    if last is not None and last[0] == values and 0 not in values:
+        return last[1]  # type: ignore[no-any-return]
+    from tensorplug.ops import tensor
+
+    raws = [tensor(value, h.dtype)._data for value in values]
+    h.last[0] = (values, raws)
+    return raws
+
+
+def _roll_back(program: Program, variables: list[Variable], saved: list[Any], ran: int) -> None:
+    """A replay failed: its variables take back the storage they had, and the host callbacks that ran are undone."""
+    for v, raw in zip(variables, saved, strict=True):
+        v._value = raw
+    for h in reversed(program.host[:ran]):
+        if h.undo is not None:
+            h.undo()
+
+
+def _returned_variables(program: Program, leaves: list[Tensor]) -> tuple[tuple[int, int], ...]:
+    """``(position, variable index)`` of each Variable among the results: a replay returns the Variable itself."""
+    returned = []
+    for position, t in enumerate(leaves):
+        if isinstance(t, Variable):
+            for index, ref in enumerate(program.variables):
+                if ref() is t:
+                    returned.append((position, index))
+                    break
+    return tuple(returned)
 
 
 def function(fn: Callable[P, R] | None = None, *, max_traces: int = DEFAULT_MAX_TRACES, lower: bool = True) -> Any:

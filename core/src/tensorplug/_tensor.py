@@ -397,14 +397,15 @@ class Variable(Tensor):
     [2.0, 4.0]
     """
 
-    __slots__ = ("name", "trainable")
+    __slots__ = ("_value", "name", "trainable")
 
     name: str
     trainable: bool
+    _value: Any  # the storage every thread sees (``_data`` is this thread's view of it, see below)
 
     def __init__(self, initial_value: Any, trainable: bool = True, name: str | None = None, dtype: Any = None) -> None:
         initial = _ops.tensor(initial_value, dtype)
-        self._data = initial._data
+        self._value = initial._data
         self._backend = initial._backend
         self._tape = None
         self._dtype = initial._dtype
@@ -412,9 +413,23 @@ class Variable(Tensor):
         self.name = name if name is not None else f"Variable_{next(_variable_names)}"
         with _variables_lock:
             _variables[next(_variable_keys)] = self
+
+    @property
+    def _data(self) -> Any:
+        """The storage, as this thread sees it: while ``tp.function`` traces in this thread, the tracer's own
+        stand-in for it (so that the trace tells reads of this variable from other uses of the same storage,
+        touching nothing other threads see); otherwise the storage itself."""
         tracer = state.tracer
-        if tracer is not None:  # made while tp.function traces: it exists from now on, and replays read it
-            tracer.variable_created(self)
+        if tracer is None:
+            return self._value
+        return tracer.variable_storage(self)
+
+    @_data.setter
+    def _data(self, raw: Any) -> None:
+        self._value = raw
+        tracer = state.tracer
+        if tracer is not None:  # moved or disposed while this thread traces: its stand-in is stale
+            tracer.variable_changed(self)
 
     def assign(self, value: Any) -> Variable:
         """Replace the value; the new value must have this variable's shape and dtype."""
@@ -426,11 +441,12 @@ class Variable(Tensor):
             )
         if new._backend is not self._backend:
             self._backend = new._backend
-        self._data = new._data
+        raw = new._data
+        self._value = raw
         self._dtype = new._dtype
         tracer = state.tracer
         if tracer is not None:  # tp.function is tracing: replays assign too
-            tracer.assigned(self)
+            tracer.assigned(self, raw)
         return self
 
     def __repr__(self) -> str:
