@@ -53,12 +53,14 @@ def run_in_thread(target: Callable[[], Any]) -> tuple[threading.Thread, list[Bas
 # -- a trace touches nothing other threads see ------------------------------------------------------------------
 
 
-def test_a_trace_in_another_thread_does_not_freeze_the_variables_this_trace_reads() -> None:
-    """Thread B's trace is paused before it reads its weight while thread A starts a trace of its own: B's
-    replays still read the weight (two threads training two models)."""
+@pytest.mark.parametrize("when", ["while", "after"])
+def test_a_trace_in_another_thread_does_not_freeze_the_variables_this_trace_reads(when: str) -> None:
+    """Thread B's trace is paused before it reads its weight while thread A traces a step of its own (B reads
+    its weight while A's trace runs, or after it ended): B's replays still read the weight (two threads
+    training two models)."""
     wa, wb = tp.variable([4.0], name="wa"), tp.variable([4.0], name="wb")
     opt_a, opt_b = tp.train.SGD(0.1), tp.train.SGD(0.1)
-    b_tracing, a_tracing = threading.Event(), threading.Event()
+    b_tracing, a_tracing, a_traced = threading.Event(), threading.Event(), threading.Event()
 
     @tp.function
     def step_a() -> tp.Tensor:
@@ -68,7 +70,7 @@ def test_a_trace_in_another_thread_does_not_freeze_the_variables_this_trace_read
     @tp.function
     def step_b() -> tp.Tensor:
         b_tracing.set()
-        wait(a_tracing)  # thread A is tracing now
+        wait(a_tracing if when == "while" else a_traced)
         return opt_b.minimize(lambda: tp.sum(wb * wb), [wb])
 
     def train_b() -> None:
@@ -79,6 +81,7 @@ def test_a_trace_in_another_thread_does_not_freeze_the_variables_this_trace_read
     wait(b_tracing)
     for _ in range(5):
         step_a()
+        a_traced.set()
     thread.join()
     assert not errors, errors
     eager = tp.variable([4.0])

@@ -52,7 +52,7 @@ from tensorplug._observe import KernelCall, everywhere, observing
 from tensorplug._registry import gradient_registry, kernel_registry
 from tensorplug._signature import aliases, flatten, rebuild, signature, unflatten
 from tensorplug._state import state
-from tensorplug._tensor import Tensor, Variable, describe, spec_text, wrap_storage
+from tensorplug._tensor import Tensor, Variable, describe, spec_text, tracing_variables, wrap_storage
 
 __all__ = ["Assign", "Function", "Program", "Step", "Tracer", "function", "generate_replay"]
 
@@ -783,7 +783,8 @@ class Function(Generic[P, R]):
         for name in sorted(kwargs):
             key.append(name)
             signature(fname, kwargs[name], key, leaves, f"argument {name!r}")
-        if len(leaves) > 1:
+        n = len(leaves)
+        if n > 2 or (n == 2 and leaves[0] is leaves[1]):
             pattern = aliases(leaves)  # the same tensor twice: one argument (its gradients are one)
             if pattern is not None:
                 key.append(pattern)
@@ -834,7 +835,7 @@ class Function(Generic[P, R]):
         tracer = Tracer(self.__name__, backend)
         state.tracer = tracer
         try:
-            with observing(tracer):
+            with tracing_variables(), observing(tracer):
                 copies: dict[int, Tensor] = {}
 
                 def swap(t: Tensor) -> Tensor:  # the arguments, in the order the key lists them, each tensor once
@@ -928,24 +929,27 @@ class Function(Generic[P, R]):
         program = entry.program
         assert program is not None
         backend = program.backend
-        for guard in program.guards:
-            if not guard():
-                raise _Stale
+        if program.guards:
+            for guard in program.guards:
+                if not guard():
+                    raise _Stale
         variables = []
+        saved = []  # what the variables hold before the call: a call that raises leaves them so
         for ref in program.variables:
             v = ref()
             if v is None or v._backend is not backend:
                 raise _Stale
             variables.append(v)
-        saved = [v._value for v in variables]
+            saved.append(v._value)
         ran = 0
         try:
             host: list[Any] = []
-            for h in program.host:
-                values = h.compute()
-                ran += 1
-                if h.dtype is not None:
-                    host.extend(_host_storage(h, values))
+            if program.host:
+                for h in program.host:
+                    values = h.compute()
+                    ran += 1
+                    if h.dtype is not None:
+                        host.extend(_host_storage(h, values))
             arguments = [t._data for t in leaves]
             if state.observers is not None or everywhere:
                 outputs = _replay_observed(program, arguments, variables, host)

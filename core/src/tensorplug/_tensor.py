@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import threading
@@ -401,7 +402,7 @@ class Variable(Tensor):
 
     name: str
     trainable: bool
-    _value: Any  # the storage every thread sees (``_data`` is this thread's view of it, see below)
+    _value: Any  # the storage; ``_data`` reads it (or, while this thread traces, the tracer's stand-in: below)
 
     def __init__(self, initial_value: Any, trainable: bool = True, name: str | None = None, dtype: Any = None) -> None:
         initial = _ops.tensor(initial_value, dtype)
@@ -413,23 +414,6 @@ class Variable(Tensor):
         self.name = name if name is not None else f"Variable_{next(_variable_names)}"
         with _variables_lock:
             _variables[next(_variable_keys)] = self
-
-    @property
-    def _data(self) -> Any:
-        """The storage, as this thread sees it: while ``tp.function`` traces in this thread, the tracer's own
-        stand-in for it (so that the trace tells reads of this variable from other uses of the same storage,
-        touching nothing other threads see); otherwise the storage itself."""
-        tracer = state.tracer
-        if tracer is None:
-            return self._value
-        return tracer.variable_storage(self)
-
-    @_data.setter
-    def _data(self, raw: Any) -> None:
-        self._value = raw
-        tracer = state.tracer
-        if tracer is not None:  # moved or disposed while this thread traces: its stand-in is stale
-            tracer.variable_changed(self)
 
     def assign(self, value: Any) -> Variable:
         """Replace the value; the new value must have this variable's shape and dtype."""
@@ -452,6 +436,50 @@ class Variable(Tensor):
     def __repr__(self) -> str:
         """A tensor's repr named ``variable``, with the name: ``variable([1., 2.], dtype=float32, name='w')``."""
         return _repr(self, "variable", [f"name={self.name!r}"] + ([] if self.trainable else ["trainable=False"]))
+
+
+# A Variable's ``_data`` is its storage, ``_value``: read and written as that slot (no Python call) while no
+# thread traces. While a ``tp.function`` traces in any thread, ``_data`` goes through ``_viewed_storage``,
+# which gives the tracing thread the tracer's stand-in for the storage (see Tracer.variable_storage) and every
+# other thread the storage itself: a trace changes how reads are made, never what another thread reads.
+
+
+def _viewed_storage(v: Variable) -> Any:
+    tracer = state.tracer
+    if tracer is None:
+        return v._value
+    return tracer.variable_storage(v)
+
+
+def _replace_storage(v: Variable, raw: Any) -> None:
+    v._value = raw
+    tracer = state.tracer
+    if tracer is not None:  # moved or disposed while this thread traces: its stand-in is stale
+        tracer.variable_changed(v)
+
+
+_DIRECT_STORAGE = Variable.__dict__["_value"]
+_VIEWED_STORAGE = property(_viewed_storage, _replace_storage)
+setattr(Variable, "_data", _DIRECT_STORAGE)  # noqa: B010 (a descriptor set after the class is made)
+_traces = 0  # traces running in any thread
+_traces_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def tracing_variables() -> Iterator[None]:
+    """While the block runs (a trace), each thread reads Variables through ``_viewed_storage``."""
+    global _traces
+    with _traces_lock:
+        _traces += 1
+        if _traces == 1:
+            setattr(Variable, "_data", _VIEWED_STORAGE)  # noqa: B010
+    try:
+        yield
+    finally:
+        with _traces_lock:
+            _traces -= 1
+            if _traces == 0:
+                setattr(Variable, "_data", _DIRECT_STORAGE)  # noqa: B010
 
 
 def live_variables() -> list[Variable]:
