@@ -208,7 +208,7 @@ def test_a_snapshot_of_a_variable_taken_before_the_trace_stays_a_constant() -> N
     assert w.tolist() == [4.0, 5.0]
 
 
-def test_the_same_tensor_passed_twice_is_two_arguments_to_the_replay() -> None:
+def test_the_same_tensor_passed_twice_then_two_tensors_give_eager_results() -> None:
     @tp.function
     def f(a: tp.Tensor, b: tp.Tensor) -> tp.Tensor:
         return a - b

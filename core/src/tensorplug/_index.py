@@ -25,6 +25,7 @@ from tensorplug import _dtypes
 from tensorplug import kernel_names as K
 from tensorplug._engine import dispatch
 from tensorplug._errors import DTypeError, IndexingError, KernelError, ShapeError
+from tensorplug._state import state
 from tensorplug._tensor import Tensor, describe
 from tensorplug.ops._binary import add, less, where
 from tensorplug.ops._convert import from_host
@@ -188,10 +189,17 @@ def _gather(x: Tensor, items: tuple[Any, ...], attrs: dict[str, Any], gathered: 
     whole = not attrs["shrink_axis_mask"] and attrs["begin"] == (0,) * x.ndim and attrs["end"] == x.shape
     y = x if whole and attrs["strides"] == (1,) * x.ndim else dispatch(K.STRIDED_SLICE, {"x": x}, attrs)
     at, indices = gathered.axis, gathered.indices
+    tracer = state.tracer
+    if tracer is not None:  # tp.function is tracing: a replay's index out of range is an IndexingError too
+        context = _context(x, items)
+        previous = tracer.translate_errors(lambda exc: IndexingError(f"{context}: an index is out of bounds ({exc})"))
     try:
         y = gather(y, indices, axis=at)
     except KernelError as exc:  # an int Tensor's index out of range: the kernel checks the values
         raise IndexingError(f"{_context(x, items)}: an index is out of bounds ({exc})") from exc
+    finally:
+        if tracer is not None:
+            tracer.translate_errors(previous)
     if gathered.first and at and indices.ndim:
         k = indices.ndim
         y = transpose(y, [*range(at, at + k), *range(at), *range(at + k, y.ndim)])

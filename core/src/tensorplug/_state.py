@@ -79,7 +79,7 @@ class ThreadState(threading.local):
         self.gradient_of: str | None = None  # during backprop: the kernel whose gradient is being computed
         self.outer_tapes: list[Tape | None] = []  # what each active no_grad replaced, innermost last
         self.outer_overrides: list[dict[str, Any] | None] = []  # what each active override scope replaced
-        self.tracer: Any = None  # while tp.function traces in this thread: its tracer (see tensorplug._function)
+        self.tracer: Any = None  # while tp.function traces in this thread: its tracer (see tensorplug._tracer)
 
 
 state = ThreadState()

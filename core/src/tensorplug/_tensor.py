@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import threading
@@ -397,14 +398,15 @@ class Variable(Tensor):
     [2.0, 4.0]
     """
 
-    __slots__ = ("name", "trainable")
+    __slots__ = ("_value", "name", "trainable")
 
     name: str
     trainable: bool
+    _value: Any  # the storage; ``_data`` reads it (or, while this thread traces, the tracer's stand-in: below)
 
     def __init__(self, initial_value: Any, trainable: bool = True, name: str | None = None, dtype: Any = None) -> None:
         initial = _ops.tensor(initial_value, dtype)
-        self._data = initial._data
+        self._value = initial._data
         self._backend = initial._backend
         self._tape = None
         self._dtype = initial._dtype
@@ -412,9 +414,6 @@ class Variable(Tensor):
         self.name = name if name is not None else f"Variable_{next(_variable_names)}"
         with _variables_lock:
             _variables[next(_variable_keys)] = self
-        tracer = state.tracer
-        if tracer is not None:  # made while tp.function traces: it exists from now on, and replays read it
-            tracer.variable_created(self)
 
     def assign(self, value: Any) -> Variable:
         """Replace the value; the new value must have this variable's shape and dtype."""
@@ -426,16 +425,61 @@ class Variable(Tensor):
             )
         if new._backend is not self._backend:
             self._backend = new._backend
-        self._data = new._data
+        raw = new._data
+        self._value = raw
         self._dtype = new._dtype
         tracer = state.tracer
         if tracer is not None:  # tp.function is tracing: replays assign too
-            tracer.assigned(self)
+            tracer.assigned(self, raw)
         return self
 
     def __repr__(self) -> str:
         """A tensor's repr named ``variable``, with the name: ``variable([1., 2.], dtype=float32, name='w')``."""
         return _repr(self, "variable", [f"name={self.name!r}"] + ([] if self.trainable else ["trainable=False"]))
+
+
+# A Variable's ``_data`` is its storage, ``_value``: read and written as that slot (no Python call) while no
+# thread traces. While a ``tp.function`` traces in any thread, ``_data`` goes through ``_viewed_storage``,
+# which gives the tracing thread the tracer's stand-in for the storage (see Tracer.variable_storage) and every
+# other thread the storage itself: a trace changes how reads are made, never what another thread reads.
+
+
+def _viewed_storage(v: Variable) -> Any:
+    tracer = state.tracer
+    if tracer is None:
+        return v._value
+    return tracer.variable_storage(v)
+
+
+def _replace_storage(v: Variable, raw: Any) -> None:
+    v._value = raw
+    tracer = state.tracer
+    if tracer is not None:  # moved or disposed while this thread traces: its stand-in is stale
+        tracer.variable_changed(v)
+
+
+_DIRECT_STORAGE = Variable.__dict__["_value"]
+_VIEWED_STORAGE = property(_viewed_storage, _replace_storage)
+setattr(Variable, "_data", _DIRECT_STORAGE)  # noqa: B010 (a descriptor set after the class is made)
+_traces = 0  # traces running in any thread
+_traces_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def tracing_variables() -> Iterator[None]:
+    """While the block runs (a trace), each thread reads Variables through ``_viewed_storage``."""
+    global _traces
+    with _traces_lock:
+        _traces += 1
+        if _traces == 1:
+            setattr(Variable, "_data", _VIEWED_STORAGE)  # noqa: B010
+    try:
+        yield
+    finally:
+        with _traces_lock:
+            _traces -= 1
+            if _traces == 0:
+                setattr(Variable, "_data", _DIRECT_STORAGE)  # noqa: B010
 
 
 def live_variables() -> list[Variable]:

@@ -10,6 +10,11 @@ An optimizer keeps its state (its "slots", e.g. Adam's moment estimates) per
 Variable object, created with zeros at the variable's first update, and
 forgets a variable's state when the variable is collected.
 
+A step that raises (a kernel's error, a NaN found by ``tp.debug``) changes nothing: the variables, the
+slots and ``iterations`` are left as they were, in an eager step as in a ``tp.function`` replay. The
+hyper-parameters (``learning_rate``, ``momentum``, ``beta1``...) are read at each step, so they may be
+changed between steps (a learning-rate schedule), eagerly and in ``tp.function`` replays alike.
+
 Where this differs from TensorFlow.js: state is kept per Variable (TensorFlow.js
 keeps it by position in the gradient map, so a map with other variables mixes
 their states up); ``apply_gradients`` checks every entry before it changes
@@ -42,7 +47,7 @@ from tensorplug._dtypes import is_floating
 from tensorplug._errors import DTypeError, ShapeError, TensorplugError
 from tensorplug._lazy import persist_lazy
 from tensorplug._state import no_grad, state
-from tensorplug._tensor import Tensor, Variable, describe, live_variables
+from tensorplug._tensor import Tensor, Variable, describe, live_variables, wrap_storage
 from tensorplug.ops import add, div, fill, mul, sqrt, square, sub, tensor, zeros_like
 
 __all__ = ["SGD", "Adagrad", "Adam", "Momentum", "Optimizer", "OptimizerError", "RMSProp"]
@@ -201,7 +206,7 @@ class Optimizer:
         return type(self).__name__
 
     def _apply(self, pairs: list[tuple[Variable, Tensor]], loss: Tensor | None = None) -> None:
-        """One step on checked (variable, gradient) pairs.
+        """One step on checked (variable, gradient) pairs; if it raises, nothing has changed.
 
         The slots are Variables (so that a ``tp.function`` replay reads and updates them); ``_update`` gets
         them in a list and replaces entries with their new values, which are assigned here. On a lazy backend
@@ -210,37 +215,80 @@ class Optimizer:
         with self._lock, no_grad():
             step = self._iterations + 1
             tracer = state.tracer
-            if tracer is not None:  # tp.function is tracing: each replay counts a step too
-                tracer.on_replay(self._count_step)
-            if not self.slot_names:
-                self._update([(v, g, []) for v, g in pairs], step)
-            else:
-                slot_variables = [self._slots(v) for v, _ in pairs]
-                updates: list[Update] = [(v, g, list(s)) for (v, g), s in zip(pairs, slot_variables, strict=True)]
-                self._update(updates, step)
-                for slots, (_, _, values) in zip(slot_variables, updates, strict=True):
-                    for slot, value in zip(slots, values, strict=True):
-                        if value is not slot:
-                            slot.assign(value)
+            if tracer is not None:  # tp.function is tracing: each replay counts a step too (none if it fails)
+                tracer.on_replay(self._count_step, self._uncount_step)
+                structure = self._structure()
+                if structure:  # a replay runs the kernels these choose: another choice traces again
+                    tracer.guard(lambda: self._structure() == structure)
+            fresh = [v for v, _ in pairs if self.slot_names and not self._has_slots(v)]
+            slot_variables = [self._slots(v) for v, _ in pairs]
+            saved = [(v, v._data) for v, _ in pairs] + [(s, s._data) for slots in slot_variables for s in slots]
+            try:
+                if not self.slot_names:
+                    self._update([(v, g, []) for v, g in pairs], step)
+                else:
+                    updates: list[Update] = [(v, g, list(s)) for (v, g), s in zip(pairs, slot_variables, strict=True)]
+                    self._update(updates, step)
+                    for slots, (_, _, values) in zip(slot_variables, updates, strict=True):
+                        for slot, value in zip(slots, values, strict=True):
+                            if value is not slot:
+                                slot.assign(value)
+                lazy = [v for v, _ in pairs if v._backend.lazy]
+                if lazy:
+                    slots = [s for v in lazy for s in self._slots(v)]
+                    persist_lazy([*lazy, *slots, *([loss] if loss is not None else [])])
+            except BaseException:
+                for variable, raw in saved:
+                    if variable._data is not raw:
+                        variable.assign(wrap_storage(raw, variable._backend, variable._dtype))
+                for v in fresh:
+                    self._state.pop(id(v), None)
+                raise
             self._iterations = step
-            lazy = [v for v, _ in pairs if v._backend.lazy]
-            if lazy:
-                slots = [s for v in lazy for s in self._slots(v)]
-                persist_lazy([*lazy, *slots, *([loss] if loss is not None else [])])
 
     def _count_step(self) -> None:
         with self._lock:
             self._iterations += 1
 
+    def _uncount_step(self) -> None:
+        with self._lock:
+            self._iterations -= 1
+
+    def _hyper_values(self, step: int) -> tuple[float, ...]:
+        """The hyper-parameters step ``step`` uses, in the order ``_update`` takes them (read at every step)."""
+        return ()
+
+    def _structure(self) -> tuple[Any, ...]:
+        """The hyper-parameters that choose which kernels a step runs (not only their inputs)."""
+        return ()
+
+    def _scalars(
+        self,
+        by_dtype: dict[str, tuple[float | Tensor, ...]],
+        dtype: str,
+        step: int,
+        compute: Callable[[int], tuple[float, ...]],
+    ) -> tuple[float | Tensor, ...]:
+        """``compute(step)``'s numbers for variables of ``dtype``, once per step and dtype (kept in ``by_dtype``)."""
+        scalars = by_dtype.get(dtype)
+        if scalars is None:
+            scalars = by_dtype[dtype] = self._host_scalars(compute(step), compute, dtype)
+        return scalars
+
     def _host_scalars(
         self, values: tuple[float, ...], compute: Callable[[int], tuple[float, ...]], dtype: str
     ) -> tuple[float | Tensor, ...]:
         """Per-step host numbers: as they are, or while ``tp.function`` traces, tensors a replay makes again
-        from ``compute(iterations)`` (the step the replay takes)."""
+        from ``compute(iterations)`` (the step the replay takes), so that a hyper-parameter changed between
+        calls is honoured."""
         tracer = state.tracer
         if tracer is None:
             return values
         return tuple(tracer.host_values(lambda: compute(self._iterations), values, dtype))
+
+    def _has_slots(self, variable: Variable) -> bool:
+        entry = self._state.get(id(variable))
+        return entry is not None and entry[0]() is variable
 
     def _slots(self, variable: Variable) -> list[Variable]:
         """The variable's slots, made on its first update."""
@@ -410,9 +458,13 @@ class SGD(Optimizer):
         super().__init__()
         self.learning_rate = _non_negative("SGD", "learning_rate", learning_rate)
 
+    def _hyper_values(self, step: int) -> tuple[float, ...]:
+        return (self.learning_rate,)
+
     def _update(self, updates: list[Update], step: int) -> None:
-        lr = self.learning_rate
+        by_dtype: dict[str, tuple[float | Tensor, ...]] = {}
         for variable, g, _ in updates:
+            (lr,) = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
             variable.assign(sub(variable, mul(g, lr)))
 
 
@@ -434,12 +486,20 @@ class Momentum(Optimizer):
         self.momentum = _non_negative("Momentum", "momentum", momentum)
         self.use_nesterov = _flag("Momentum", "use_nesterov", use_nesterov)
 
+    def _hyper_values(self, step: int) -> tuple[float, ...]:
+        return (self.learning_rate, self.momentum)
+
+    def _structure(self) -> tuple[Any, ...]:
+        return (self.use_nesterov,)
+
     def _update(self, updates: list[Update], step: int) -> None:
-        lr, m = self.learning_rate, self.momentum
+        by_dtype: dict[str, tuple[float | Tensor, ...]] = {}
+        (nesterov,) = self._structure()
         for variable, g, slots in updates:
+            lr, m = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
             accumulation = add(mul(slots[0], m), g)
             slots[0] = accumulation
-            direction = add(g, mul(accumulation, m)) if self.use_nesterov else accumulation
+            direction = add(g, mul(accumulation, m)) if nesterov else accumulation
             variable.assign(sub(variable, mul(direction, lr)))
 
 
@@ -476,17 +536,17 @@ class Adam(Optimizer):
         root_correction2 = math.sqrt(1.0 - self.beta2**step)
         return self.learning_rate * root_correction2 / (1.0 - self.beta1**step), self.epsilon * root_correction2
 
+    def _hyper_values(self, step: int) -> tuple[float, ...]:
+        return (self.beta1, 1.0 - self.beta1, self.beta2, 1.0 - self.beta2)
+
     def _update(self, updates: list[Update], step: int) -> None:
-        b1, b2 = self.beta1, self.beta2
-        corrections = self._corrections(step)
         by_dtype: dict[str, tuple[float | Tensor, ...]] = {}
+        by_step: dict[str, tuple[float | Tensor, ...]] = {}
         for variable, g, slots in updates:
-            scalars = by_dtype.get(variable.dtype)
-            if scalars is None:
-                scalars = by_dtype[variable.dtype] = self._host_scalars(corrections, self._corrections, variable.dtype)
-            step_size, epsilon = scalars
-            m = add(mul(slots[0], b1), mul(g, 1.0 - b1))
-            v = add(mul(slots[1], b2), mul(square(g), 1.0 - b2))
+            b1, rest1, b2, rest2 = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
+            step_size, epsilon = self._scalars(by_step, variable.dtype, step, self._corrections)
+            m = add(mul(slots[0], b1), mul(g, rest1))
+            v = add(mul(slots[1], b2), mul(square(g), rest2))
             slots[0], slots[1] = m, v
             variable.assign(sub(variable, mul(div(m, add(sqrt(v), epsilon)), step_size)))
 
@@ -522,17 +582,25 @@ class RMSProp(Optimizer):
         self.centered = _flag("RMSProp", "centered", centered)
         self.slot_names = ("rms", "momentum", "mg") if centered else ("rms", "momentum")
 
+    def _hyper_values(self, step: int) -> tuple[float, ...]:
+        return (self.learning_rate, self.decay, 1.0 - self.decay, self.momentum, self.epsilon)
+
+    def _structure(self) -> tuple[Any, ...]:
+        return (self.centered, bool(self.momentum))
+
     def _update(self, updates: list[Update], step: int) -> None:
-        lr, rho, momentum, epsilon = self.learning_rate, self.decay, self.momentum, self.epsilon
+        by_dtype: dict[str, tuple[float | Tensor, ...]] = {}
+        centered, with_momentum = self._structure()
         for variable, g, slots in updates:
-            ms = add(mul(slots[0], rho), mul(square(g), 1.0 - rho))
+            lr, rho, rest, momentum, epsilon = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
+            ms = add(mul(slots[0], rho), mul(square(g), rest))
             slots[0] = ms
-            if self.centered:
-                mg = add(mul(slots[2], rho), mul(g, 1.0 - rho))
+            if centered:
+                mg = add(mul(slots[2], rho), mul(g, rest))
                 slots[2] = mg
                 ms = sub(ms, square(mg))
             step_direction = div(mul(g, lr), sqrt(add(ms, epsilon)))
-            if momentum:
+            if with_momentum:
                 step_direction = add(mul(slots[1], momentum), step_direction)
             slots[1] = step_direction
             variable.assign(sub(variable, step_direction))
@@ -560,9 +628,13 @@ class Adagrad(Optimizer):
     def _init_slots(self, variable: Variable) -> list[Tensor]:
         return [fill(variable.shape, self.initial_accumulator_value, variable.dtype)]
 
+    def _hyper_values(self, step: int) -> tuple[float, ...]:
+        return (self.learning_rate,)
+
     def _update(self, updates: list[Update], step: int) -> None:
-        lr = self.learning_rate
+        by_dtype: dict[str, tuple[float | Tensor, ...]] = {}
         for variable, g, slots in updates:
+            (lr,) = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
             accumulator = add(slots[0], square(g))
             slots[0] = accumulator
             variable.assign(sub(variable, mul(div(g, sqrt(add(accumulator, FLOAT_EPSILON))), lr)))

@@ -302,7 +302,8 @@ def scalar_like(value: bool | int | float, other: Tensor) -> Tensor:
 
     Tensors are immutable, so the scalars that ops and gradients use over
     and over (``1.0 - y``, ``x * 2.0``) are made once per backend and dtype.
-    Float zeros are not cached (0.0 == -0.0 would confuse the key).
+    Float zeros are not cached: 0.0 == -0.0, with equal hashes, so the key
+    would confuse them (np.float64 is a float too).
     """
     dtype = _dtypes.weak_scalar_dtype(value, other.dtype)
     backend = engine.active or engine.ensure_active()
@@ -311,7 +312,7 @@ def scalar_like(value: bool | int | float, other: Tensor) -> Tensor:
     if cached is not None and cached._backend is backend:
         return cached
     t = tensor(value, dtype)
-    if value or type(value) is not float:
+    if value or not isinstance(value, float):
         if len(_SCALARS) >= _SCALARS_MAX:
             _SCALARS.clear()
         _SCALARS[key] = t
