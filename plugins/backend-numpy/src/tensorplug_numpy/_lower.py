@@ -21,6 +21,7 @@ memory order, hence the same bits).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -132,8 +133,9 @@ Replay = Callable[[list[Any], list[Any], list[Any]], tuple[Any, ...]]
 
 
 def _quiet(replay: Replay) -> Replay:
-    """``replay`` run in the quiet floating-point context, as each kernel is."""
+    """``replay`` run in the quiet floating-point context, as each kernel is (``__wrapped__`` is ``replay``)."""
 
+    @functools.wraps(replay)
     def quiet_replay(A: list[Any], V: list[Any], H: list[Any]) -> tuple[Any, ...]:  # noqa: N803 (the replay's names)
         runner = quiet_context()
         if runner is None:
