@@ -161,3 +161,25 @@ def test_tensorplug_check_prints_no_floating_point_warning() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert "passed" in result.stdout
     assert "RuntimeWarning" not in result.stdout + result.stderr
+
+
+def test_a_kernel_called_inside_the_quiet_context_runs_in_it() -> None:
+    from tensorplug_numpy import _binary
+    from tensorplug_numpy._factories import quiet_context
+
+    runner = quiet_context()
+    assert runner is not None
+    inputs = {"a": np.array([np.inf]), "b": np.array([-np.inf])}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = runner.run(_binary.add, inputs, {}, None)  # a context cannot be entered twice: the kernel sees it is in
+    assert np.isnan(out).all()
+
+
+def test_the_numpy_1_runner_is_quiet_too() -> None:
+    from tensorplug_numpy._factories import _Errstate  # NumPy 1.x keeps its error settings per thread
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = _Errstate().run(np.subtract, np.array([np.inf]), np.array([np.inf]))
+    assert np.isnan(out).all()
