@@ -11,14 +11,15 @@ import tensorplug as tp
 
 
 def test_initialisers_give_dask_tensors_with_the_formulas_spread() -> None:
-    w = tp.initializers.glorot_uniform((300, 200), seed=0)  # chunks of two: many blocks
-    assert w.backend == "dask" and isinstance(w.raw, da.Array)
+    w = tp.initializers.glorot_uniform((60, 40), seed=0)  # chunks of two: 600 blocks
+    assert w.backend == "dask"
+    assert isinstance(w.raw, da.Array)
     values = w.numpy()
-    np.testing.assert_array_equal(values, tp.initializers.glorot_uniform((300, 200), seed=0).numpy())
-    limit = math.sqrt(6 / 500)
+    np.testing.assert_array_equal(values, tp.initializers.glorot_uniform((60, 40), seed=0).numpy())
+    limit = math.sqrt(6 / 100)
     assert np.abs(values).max() <= limit * (1 + 1e-6)
-    assert abs(float(values.std()) / (limit / math.sqrt(3)) - 1) < 0.02
-    t = tp.initializers.truncated_normal((50, 40), mean=1.0, stddev=0.25, seed=1)
+    assert abs(float(values.std()) / (limit / math.sqrt(3)) - 1) < 0.05  # 2,400 samples: ~0.9 % standard error
+    t = tp.initializers.truncated_normal((20, 20), mean=1.0, stddev=0.25, seed=1)
     assert t.backend == "dask"
     assert np.abs(t.numpy() - 1.0).max() <= 0.5 * (1 + 1e-6)
     assert tp.initializers.zeros((3, 2)).backend == "dask"
