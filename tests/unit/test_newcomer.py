@@ -152,8 +152,3 @@ def test_type_errors_inside_f_are_left_alone() -> None:
         tp.grad(f)(tp.tensor([1.0]))
     assert not isinstance(info.value, tp.TensorplugError) or "cannot be called" not in str(info.value)
 
-
-def test_variable_grads_is_what_the_hint_names() -> None:
-    w = tp.variable([1.0, 2.0], name="w_hint")
-    _value, grads = tp.variable_grads(lambda: tp.sum(w * w), [w])
-    assert grads["w_hint"].tolist() == [2.0, 4.0]
