@@ -151,4 +151,3 @@ def test_type_errors_inside_f_are_left_alone() -> None:
     with pytest.raises(TypeError) as info:
         tp.grad(f)(tp.tensor([1.0]))
     assert not isinstance(info.value, tp.TensorplugError) or "cannot be called" not in str(info.value)
-
