@@ -37,8 +37,8 @@ def make_data(rows: int, features: int, seed: int) -> tuple[np.ndarray, np.ndarr
 def train(x_host: np.ndarray, y_host: np.ndarray, steps: int, lr: float) -> tuple[list[float], float]:
     """SGD on the mean squared error from zero weights, on the active backend: the losses and seconds per step."""
     x, y = tp.tensor(x_host), tp.tensor(y_host)
-    w = tp.variable(np.zeros((x_host.shape[1], 1), np.float32), name="w")
-    b = tp.variable(np.zeros((1,), np.float32), name="b")
+    w = tp.variable(tp.initializers.zeros((x_host.shape[1], 1)), name="w")  # on the active backend from the start
+    b = tp.variable(tp.initializers.zeros((1,)), name="b")
     opt = tp.train.SGD(lr)
 
     @tp.function

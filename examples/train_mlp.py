@@ -54,12 +54,14 @@ class MLP:
     """The model: its weights are tensorplug Variables, so tp.variable_grads can find them."""
 
     def __init__(self, inputs: int, hidden: int, classes: int, seed: int) -> None:
-        rng = np.random.default_rng(seed)
-        # Small random weights break the symmetry between hidden units; biases start at zero.
-        self.w1 = tp.variable(rng.normal(scale=1.0, size=(inputs, hidden)).astype(np.float32), name="w1")
-        self.b1 = tp.variable(np.zeros(hidden, dtype=np.float32), name="b1")
-        self.w2 = tp.variable(rng.normal(scale=0.1, size=(hidden, classes)).astype(np.float32), name="w2")
-        self.b2 = tp.variable(np.zeros(classes, dtype=np.float32), name="b2")
+        # Random weights break the symmetry between hidden units; biases start at zero. With two inputs, He's
+        # scale (std sqrt(2 / fan_in) = 1) gives the tanh units curves steep enough for the spirals; the output
+        # layer takes Glorot's (tp.initializers has the usual ones: docs/initializers.md).
+        init = tp.initializers
+        self.w1 = tp.variable(init.he_normal((inputs, hidden), seed=seed), name="w1")
+        self.b1 = tp.variable(init.zeros((hidden,)), name="b1")
+        self.w2 = tp.variable(init.glorot_uniform((hidden, classes), seed=seed + 1), name="w2")
+        self.b2 = tp.variable(init.zeros((classes,)), name="b2")
         self.variables = [self.w1, self.b1, self.w2, self.b2]
 
     def __call__(self, x: tp.Tensor) -> tp.Tensor:

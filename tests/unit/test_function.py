@@ -518,10 +518,11 @@ def test_a_kernel_input_name_that_is_not_a_str_runs_eagerly() -> None:
 
 def replay_source(f: tp.Function) -> str:
     """The generated source of ``f``'s one trace (the lowered replay where the backend lowered it)."""
+    import inspect
     import linecache
 
     (entry,) = f._cache.values()
-    return "".join(linecache.getlines(entry.replay.__code__.co_filename))
+    return "".join(linecache.getlines(inspect.unwrap(entry.replay).__code__.co_filename))  # the numpy one is wrapped
 
 
 @pytest.mark.parametrize("replay_kind", ["lowered"], indirect=True)  # about the lowering only
@@ -638,18 +639,31 @@ def test_lower_false_keeps_the_plain_replay(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_an_error_on_a_lowered_line_names_the_kernel_backend_and_shapes(replay_kind: str) -> None:
+    import inspect
+
     f = tp.function(lambda x: tp.tanh(x + x))
     f(tp.tensor([1.0, 2.0]))
     if replay_kind == "lowered":
         assert "np_add(" in replay_source(f)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", RuntimeWarning)  # NumPy's overflow warning raises, in the kernel or not
-        with pytest.raises(
-            tp.KernelError,
-            match=r"kernel 'Add' on backend 'numpy' failed for inputs a=float32\[2\], b=float32\[2\] and attrs \{\}: "
-            r"RuntimeWarning: overflow .*\(replaying tp.function '<lambda>', kernel call 1 of 2",
-        ):
-            f(tp.tensor([1.0, 3e38]))
+    # The numpy kernels are quiet on overflow: make the Add line itself raise, as a checking kernel would.
+    (entry,) = f._cache.values()
+    namespace = inspect.unwrap(entry.replay).__globals__
+    name = "np_add" if replay_kind == "lowered" else "k0"
+    original = namespace[name]
+
+    def checked(*args: Any) -> Any:
+        out = original(*args)
+        if not np.isfinite(out).all():
+            raise FloatingPointError("overflow encountered in add")
+        return out
+
+    namespace[name] = checked
+    with pytest.raises(
+        tp.KernelError,
+        match=r"kernel 'Add' on backend 'numpy' failed for inputs a=float32\[2\], b=float32\[2\] and attrs \{\}: "
+        r"FloatingPointError: overflow .*\(replaying tp.function '<lambda>', kernel call 1 of 2",
+    ):
+        f(tp.tensor([1.0, 3e38]))
 
 
 def test_a_lowering_without_line_numbers_still_gives_a_kernel_error(monkeypatch: pytest.MonkeyPatch) -> None:

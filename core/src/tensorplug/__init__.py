@@ -4,6 +4,11 @@
 >>> x = tp.tensor([1.0, 2.0, 3.0])
 >>> tp.grad(lambda x: tp.sum(x * x))(x).tolist()
 [2.0, 4.0, 6.0]
+
+Loaded on first use, to keep ``import tensorplug`` cheap, yet listed by
+``dir(tp)``: ``tp.function`` (trace and replay), ``tp.train`` (optimizers),
+``tp.initializers`` (weight initialisers), ``tp.datasets``, ``tp.testing``,
+``tp.profile``, ``tp.time``, ``tp.debug``, ``tp.coverage`` and ``tp.persist``.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -95,6 +100,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Coverage": ("tensorplug._coverage", "Coverage"),
     "CoverageRow": ("tensorplug._coverage", "CoverageRow"),
     "datasets": ("tensorplug.datasets", None),
+    "initializers": ("tensorplug.initializers", None),
     "testing": ("tensorplug.testing", None),
     "train": ("tensorplug.train", None),
     "profile": ("tensorplug._profile", "profile"),
@@ -114,7 +120,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
 }
 
 if TYPE_CHECKING:
-    from tensorplug import datasets, testing, train
+    from tensorplug import datasets, initializers, testing, train
     from tensorplug._coverage import Coverage, CoverageRow, coverage
     from tensorplug._debug import debug
     from tensorplug._function import Assign, Function, Program, Step, function, generate_replay
@@ -134,6 +140,12 @@ def __getattr__(name: str) -> Any:
     value = module if attribute is None else getattr(module, attribute)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    """The module's names and those loaded on first use (``_LAZY``), for tab completion and ``help(tensorplug)``;
+    listing them imports nothing."""
+    return sorted(globals().keys() | _LAZY.keys())
 
 
 def variable(initial_value: object, trainable: bool = True, name: str | None = None, dtype: object = None) -> Variable:
@@ -207,6 +219,7 @@ __all__ = [
     "gradient_stack",
     "grads",
     "hookimpl",
+    "initializers",
     "int32",
     "int64",
     "kernel_names",

@@ -306,7 +306,13 @@ def _gradients(
     is zeros with ``unconnected_gradients="zero"``, None with ``allow_unconnected``, else an error."""
     scope = _Scope(xs)
     with scope:
-        y = f(*xs)
+        try:
+            y = f(*xs)
+        except TypeError as exc:
+            hint = _signature_hint(f, len(xs), fname)
+            if hint is None:
+                raise
+            raise GradientError(hint) from exc
     y, seed = _seed(y, dy, fname)
     records = scope.tape.records
     result = _backprop(records, xs, y, seed)
@@ -328,6 +334,48 @@ def _gradients(
     if tape is not None and tape.is_watching(y):
         result = [None if g is None else _link(tape, y, g) for g in result]
     return y, result
+
+
+_VARIABLES_HINT = (
+    "to differentiate a function of no argument with respect to the Variables it reads, use "
+    "tp.variable_grads(f) (its value, and a gradient per variable name), or the minimize(f) of a tp.train optimizer"
+)
+
+
+class _Missing:
+    """The default of a gradient function's argument: calling it with none gets a hint, not a bare TypeError."""
+
+    def __repr__(self) -> str:
+        return "<required>"
+
+
+_MISSING: Any = _Missing()
+
+
+def _no_argument(fname: str, takes: str) -> GradientError:
+    return GradientError(
+        f"{fname}: the function tp.{fname}(f) returns takes {takes} to differentiate f with respect to, "
+        f"and was called with none; {_VARIABLES_HINT}"
+    )
+
+
+def _signature_hint(f: Callable[..., Any], count: int, fname: str) -> str | None:
+    """Why ``f`` cannot take ``count`` positional tensors (when its signature says so), with what to use instead."""
+    import inspect
+
+    try:
+        signature = inspect.signature(f)
+        signature.bind(*range(count))
+    except TypeError as exc:
+        name = getattr(f, "__name__", "f")
+        message = f"{fname}: f ({name}{signature}) cannot be called with the {count} tensor(s) it is differentiated "
+        message += f"with respect to ({exc})"
+        if not signature.parameters:
+            message += f"; {_VARIABLES_HINT}"
+        return message
+    except ValueError:
+        return None  # no signature to read (a builtin)
+    return None
 
 
 # -- public API ---------------------------------------------------------------
@@ -354,7 +402,9 @@ def grad(
     _check_choice("grad", unconnected_gradients)
 
     @functools.wraps(f)
-    def df(x: Tensor, dy: Any = None) -> Tensor:
+    def df(x: Tensor = _MISSING, dy: Any = None) -> Tensor:
+        if x is _MISSING:
+            raise _no_argument("grad", "the tensor x")
         _, (g,) = _gradients(f, _check_xs([x], "grad"), dy, "grad", unconnected_gradients=unconnected_gradients)
         assert g is not None
         return g
@@ -378,7 +428,9 @@ def grads(
     _check_choice("grads", unconnected_gradients)
 
     @functools.wraps(f)
-    def df(args: Sequence[Tensor], dy: Any = None) -> list[Tensor]:
+    def df(args: Sequence[Tensor] = _MISSING, dy: Any = None) -> list[Tensor]:
+        if args is _MISSING:
+            raise _no_argument("grads", "the list of tensors")
         _, result = _gradients(
             f, _check_xs(list(args), "grads"), dy, "grads", unconnected_gradients=unconnected_gradients
         )
@@ -395,7 +447,9 @@ def value_and_grad(
     _check_choice("value_and_grad", unconnected_gradients)
 
     @functools.wraps(f)
-    def df(x: Tensor, dy: Any = None) -> tuple[Tensor, Tensor]:
+    def df(x: Tensor = _MISSING, dy: Any = None) -> tuple[Tensor, Tensor]:
+        if x is _MISSING:
+            raise _no_argument("value_and_grad", "the tensor x")
         xs = _check_xs([x], "value_and_grad")
         y, (g,) = _gradients(f, xs, dy, "value_and_grad", unconnected_gradients=unconnected_gradients)
         assert g is not None
@@ -412,7 +466,9 @@ def value_and_grads(
     _check_choice("value_and_grads", unconnected_gradients)
 
     @functools.wraps(f)
-    def df(args: Sequence[Tensor], dy: Any = None) -> tuple[Tensor, list[Tensor]]:
+    def df(args: Sequence[Tensor] = _MISSING, dy: Any = None) -> tuple[Tensor, list[Tensor]]:
+        if args is _MISSING:
+            raise _no_argument("value_and_grads", "the list of tensors")
         xs = _check_xs(list(args), "value_and_grads")
         y, result = _gradients(f, xs, dy, "value_and_grads", unconnected_gradients=unconnected_gradients)
         return y, result  # type: ignore[return-value]

@@ -116,11 +116,20 @@ def check(args: argparse.Namespace) -> int:
     as its root, so neither the tests nor the pytest settings of the current
     project get involved; ``-p tensorplug`` loads the plugin even where
     plugin autoloading is disabled. Paths among ``PYTEST_ARGS`` (``--junitxml``)
-    are relative to the current directory, as usual.
+    are relative to the current directory, as usual. Without pytest it says
+    how to install it (the ``test`` extra) and returns 2.
     """
+    import importlib.util
     import subprocess
     import tempfile
 
+    if importlib.util.find_spec("pytest") is None:
+        print(
+            f"tensorplug check: error: the conformance suite runs with pytest, which this Python ({sys.executable}) "
+            "cannot import. Install it with: pip install 'tensorplug[test]'",
+            file=sys.stderr,
+        )
+        return 2
     with tempfile.TemporaryDirectory(prefix="tensorplug-check-") as root:
         config = Path(root, "pytest.ini")
         config.write_text("[pytest]\n")

@@ -80,14 +80,14 @@ def split(labels: np.ndarray, held_out: float, seed: int) -> tuple[np.ndarray, n
 
 
 class MLP:
-    """64 -> hidden (ReLU) -> 10; He-initialised weights as Variables, biases at zero."""
+    """64 -> hidden (ReLU) -> 10; He-initialised weights as Variables (drawn on the active backend), biases at zero."""
 
     def __init__(self, hidden: int, seed: int) -> None:
-        rng = np.random.default_rng(seed)
-        self.w1 = tp.variable(rng.normal(0.0, math.sqrt(2.0 / PIXELS), (PIXELS, hidden)).astype(np.float32), name="w1")
-        self.b1 = tp.variable(np.zeros(hidden, np.float32), name="b1")
-        self.w2 = tp.variable(rng.normal(0.0, math.sqrt(2.0 / hidden), (hidden, CLASSES)).astype(np.float32), name="w2")
-        self.b2 = tp.variable(np.zeros(CLASSES, np.float32), name="b2")
+        init = tp.initializers
+        self.w1 = tp.variable(init.he_normal((PIXELS, hidden), seed=seed), name="w1")  # std sqrt(2 / 64)
+        self.b1 = tp.variable(init.zeros((hidden,)), name="b1")
+        self.w2 = tp.variable(init.he_normal((hidden, CLASSES), seed=seed + 1), name="w2")  # std sqrt(2 / hidden)
+        self.b2 = tp.variable(init.zeros((CLASSES,)), name="b2")
         self.variables = [self.w1, self.b1, self.w2, self.b2]
 
     def __call__(self, x: tp.Tensor) -> tp.Tensor:

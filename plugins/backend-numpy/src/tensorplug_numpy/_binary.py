@@ -1,4 +1,8 @@
-"""Elementwise binary kernels, broadcasting (inputs ``a``, ``b``; already promoted to one dtype by the ops)."""
+"""Elementwise binary kernels, broadcasting (inputs ``a``, ``b``; already promoted to one dtype by the ops).
+
+Arithmetic is quiet (``binary``: inf - inf gives NaN without a warning); comparisons, logic and the
+selections Maximum and Minimum cannot trigger NumPy's floating-point checks and run as they are.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from tensorplug_numpy._factories import binary, quiet
+from tensorplug_numpy._factories import binary, exact_binary, quiet
 
 
-@quiet
 def _squared_difference(a: Any, b: Any) -> Any:
     return np.square(np.subtract(a, b))
 
 
-@quiet
 def _floor_div(a: Any, b: Any) -> Any:
     """Integers as Python's //, x // 0 giving 0; floats as TensorFlow.js, floor(a / b) (1.0 // 0.1 is 10, not 9)."""
     if a.dtype.kind == "f":
@@ -22,7 +24,6 @@ def _floor_div(a: Any, b: Any) -> Any:
     return np.floor_divide(a, b)
 
 
-@quiet
 def _power(a: Any, b: Any) -> Any:
     """np.power, except that an exponent of exactly 0.5 follows C's pow as torch and TensorFlow.js do: NumPy takes
     sqrt there, which gives NaN for -inf (pow gives inf) and -0.0 for -0.0 (pow gives 0.0)."""
@@ -36,14 +37,14 @@ def _power(a: Any, b: Any) -> Any:
 add = binary(np.add)
 sub = binary(np.subtract)
 multiply = binary(np.multiply)
-real_div = binary(quiet(np.true_divide))
+real_div = binary(np.true_divide)
 pow_ = binary(_power)
-maximum = binary(np.maximum)
-minimum = binary(np.minimum)
+maximum = exact_binary(np.maximum)  # NaN propagates; a selection raises no floating-point flag
+minimum = exact_binary(np.minimum)
 squared_difference = binary(_squared_difference)
 atan2 = binary(np.arctan2)
 floor_div = binary(_floor_div)
-mod = binary(quiet(np.mod))  # the sign of the divisor, as Python's %; integer x % 0 is 0
+mod = binary(np.mod)  # the sign of the divisor, as Python's %; integer x % 0 is 0
 
 
 @quiet
@@ -52,6 +53,7 @@ def prelu(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     return np.where(x < 0, x * alpha, x)
 
 
+@quiet
 def add_n(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     tensors = inputs["tensors"]
     total = np.array(tensors[0], copy=True)
@@ -61,12 +63,12 @@ def add_n(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
 
 
 # -- comparisons and logic: bool results ---------------------------------------------
-equal = binary(np.equal)
-not_equal = binary(np.not_equal)
-less = binary(np.less)
-less_equal = binary(np.less_equal)
-greater = binary(np.greater)
-greater_equal = binary(np.greater_equal)
-logical_and = binary(np.logical_and)
-logical_or = binary(np.logical_or)
-logical_xor = binary(np.logical_xor)
+equal = exact_binary(np.equal)
+not_equal = exact_binary(np.not_equal)
+less = exact_binary(np.less)
+less_equal = exact_binary(np.less_equal)
+greater = exact_binary(np.greater)
+greater_equal = exact_binary(np.greater_equal)
+logical_and = exact_binary(np.logical_and)
+logical_or = exact_binary(np.logical_or)
+logical_xor = exact_binary(np.logical_xor)

@@ -6,7 +6,10 @@ from typing import Any
 
 import numpy as np
 
+from tensorplug_numpy._factories import quiet
 
+
+@quiet  # bounds or a stddev beyond the dtype's range give inf, as elsewhere
 def random_uniform(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     rng, dtype = np.random.default_rng(attrs["seed"]), np.dtype(attrs["dtype"])
     low, high = attrs["minval"], attrs["maxval"]
@@ -15,6 +18,7 @@ def random_uniform(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) 
     return (low + (high - low) * rng.random(attrs["shape"])).astype(dtype)
 
 
+@quiet
 def random_normal(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     rng = np.random.default_rng(attrs["seed"])
     return (attrs["mean"] + attrs["stddev"] * rng.standard_normal(attrs["shape"])).astype(attrs["dtype"])

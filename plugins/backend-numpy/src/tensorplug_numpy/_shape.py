@@ -46,9 +46,9 @@ def broadcast_to(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) ->
     return np.broadcast_to(inputs["x"], attrs["shape"])
 
 
+@quiet  # NaN, inf and floats past the range of the target: undefined, as the contract says
 def cast(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
-    with np.errstate(all="ignore"):
-        return inputs["x"].astype(attrs["dtype"])
+    return inputs["x"].astype(attrs["dtype"])
 
 
 def identity(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
@@ -89,6 +89,7 @@ def strided_slice(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -
 # np.pad refuses an empty tuple of paddings (a 0-d x); the scalar 0 pads nothing on every axis.
 
 
+@quiet  # a constant beyond the dtype's range becomes inf
 def pad_v2(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     return np.pad(inputs["x"], attrs["paddings"] or 0, constant_values=attrs["constant_value"])
 
@@ -173,6 +174,7 @@ def unsorted_segment_sum(inputs: dict[str, Any], attrs: dict[str, Any], backend:
     return out
 
 
+@quiet
 def one_hot(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     hot = inputs["indices"][..., None] == np.arange(attrs["depth"])
     return np.where(hot, attrs["on_value"], attrs["off_value"]).astype(attrs["dtype"])
@@ -190,6 +192,7 @@ def top_k(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
 # -- creation ----------------------------------------------------------------------------
 
 
+@quiet  # a value beyond the dtype's range becomes inf
 def fill(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     return np.full(attrs["shape"], attrs["value"], dtype=attrs["dtype"])
 
@@ -202,6 +205,7 @@ def ones_like(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> An
     return np.ones_like(inputs["x"])
 
 
+@quiet
 def range_(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     """``start + i * step`` while short of ``stop``; float dtypes compute in float64 and round once."""
     start, stop, step, dtype = attrs["start"], attrs["stop"], attrs["step"], np.dtype(attrs["dtype"])

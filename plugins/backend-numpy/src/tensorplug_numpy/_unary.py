@@ -1,4 +1,8 @@
-"""Elementwise unary kernels (input ``x``; the ops have already chosen its dtype)."""
+"""Elementwise unary kernels (input ``x``; the ops have already chosen its dtype).
+
+Kernels that compute are quiet (``unary``: log(0) gives -inf without a warning); sign flips, selections and
+tests (Neg, Abs, Relu, IsNan...) cannot trigger NumPy's floating-point checks and run as they are.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorplug_numpy._factories import quiet, unary
+from tensorplug_numpy._factories import exact_unary, quiet, unary
 
 # TensorFlow.js's selu constants (Klambauer et al., 2017).
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -92,43 +96,43 @@ def _erf(x: Any) -> Any:
 
 
 # -- elementwise unary ---------------------------------------------------------
-neg = unary(np.negative)
-abs_ = unary(np.abs)
-square = unary(quiet(np.square))
-sign = unary(_sign)
-relu = unary(lambda x: np.maximum(x, 0))
-relu6 = unary(lambda x: np.clip(x, 0, 6))
+neg = exact_unary(np.negative)
+abs_ = exact_unary(np.abs)
+square = unary(np.square)
+sign = exact_unary(_sign)
+relu = exact_unary(lambda x: np.maximum(x, 0))
+relu6 = exact_unary(lambda x: np.clip(x, 0, 6))
 ceil = unary(np.ceil)
 floor = unary(np.floor)
 round_ = unary(np.round)  # halves to even
-exp = unary(quiet(np.exp))
-expm1 = unary(quiet(np.expm1))
-log = unary(quiet(np.log))
-log1p = unary(quiet(np.log1p))
-sqrt = unary(quiet(np.sqrt))
-rsqrt = unary(quiet(_rsqrt))
-reciprocal = unary(quiet(np.reciprocal))
-sin = unary(quiet(np.sin))
-cos = unary(quiet(np.cos))
-tan = unary(quiet(np.tan))
-asin = unary(quiet(np.arcsin))
-acos = unary(quiet(np.arccos))
+exp = unary(np.exp)
+expm1 = unary(np.expm1)
+log = unary(np.log)
+log1p = unary(np.log1p)
+sqrt = unary(np.sqrt)
+rsqrt = unary(_rsqrt)
+reciprocal = unary(np.reciprocal)
+sin = unary(np.sin)
+cos = unary(np.cos)
+tan = unary(np.tan)
+asin = unary(np.arcsin)
+acos = unary(np.arccos)
 atan = unary(np.arctan)
-sinh = unary(quiet(np.sinh))
-cosh = unary(quiet(np.cosh))
+sinh = unary(np.sinh)
+cosh = unary(np.cosh)
 tanh = unary(np.tanh)
 asinh = unary(np.arcsinh)
-acosh = unary(quiet(np.arccosh))
-atanh = unary(quiet(np.arctanh))
+acosh = unary(np.arccosh)
+atanh = unary(np.arctanh)
 erf = unary(_erf)
 sigmoid = unary(_sigmoid)
-softplus = unary(quiet(_softplus))
-elu = unary(quiet(_elu))
-selu = unary(quiet(_selu))
-is_nan = unary(np.isnan)
-is_inf = unary(np.isinf)
-is_finite = unary(np.isfinite)
-logical_not = unary(np.logical_not)
+softplus = unary(_softplus)
+elu = unary(_elu)
+selu = unary(_selu)
+is_nan = exact_unary(np.isnan)
+is_inf = exact_unary(np.isinf)
+is_finite = exact_unary(np.isfinite)
+logical_not = exact_unary(np.logical_not)
 
 
 # Attributes beyond float32's range become ±inf: quiet.
