@@ -185,9 +185,13 @@ class _CopyRequest:
 
 
 def _exportable(obj: Any) -> Any:
-    """``obj``, detached when it is a torch-style tensor that requires grad (those refuse DLPack export)."""
+    """``obj``, detached when it is a torch-style tensor that requires grad (those refuse DLPack export), and
+    with a lazy negation resolved (torch exports ``x.conj().imag`` without its sign)."""
     if getattr(obj, "requires_grad", False) is True and callable(getattr(obj, "detach", None)):
-        return obj.detach()
+        obj = obj.detach()
+    is_neg = getattr(obj, "is_neg", None)
+    if callable(is_neg) and is_neg() is True:
+        obj = obj.resolve_neg()
     return obj
 
 
