@@ -16,9 +16,9 @@ import dask.array as da
 import numpy as np
 import pytest
 from lazy_guard import no_compute
+from tensorplug_dask._backend import MAX_CHUNKS, DaskBackend
 
 import tensorplug as tp
-from tensorplug_dask._backend import MAX_CHUNKS, DaskBackend
 
 CHUNKS = 2  # tests/dask/conftest.py's
 
@@ -113,7 +113,8 @@ def test_the_numpy_backend_refuses_the_same_call_at_once_too() -> None:
         tp.set_backend("dask")
     message = str(caught.value)
     assert "kernel 'RandomNormal' on backend 'numpy'" in message
-    assert "(10000000, 10000000)" in message and "'float32'" in message
+    assert "(10000000, 10000000)" in message
+    assert "'float32'" in message
     assert "MemoryError" in message
 
 
@@ -136,7 +137,8 @@ def test_random_chunks_draw_from_their_own_streams_and_a_seed_repeats_them() -> 
     fresh = tp.random_uniform((8,))
     np.testing.assert_array_equal(fresh.numpy(), fresh.numpy())  # values fixed once made, though unseeded
     ints = tp.random_uniform((1000,), 3, 7, dtype="int64", seed=0).numpy()
-    assert ints.dtype == np.int64 and set(np.unique(ints)) == {3, 4, 5, 6}
+    assert ints.dtype == np.int64
+    assert set(np.unique(ints)) == {3, 4, 5, 6}
     assert tp.random_normal((), seed=1).shape == ()
 
 

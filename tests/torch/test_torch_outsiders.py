@@ -120,3 +120,13 @@ def test_a_lazily_negated_tensor_keeps_its_sign() -> None:
     assert negated.is_neg()
     assert tp.from_dlpack(negated).tolist() == [-2.0, 4.0]
     assert tp.tensor(negated).tolist() == [-2.0, 4.0]
+
+
+def test_a_size_no_machine_holds_is_refused_at_once() -> None:
+    """The call that kept the dask backend building a graph for minutes: torch's allocator refuses it at once."""
+    with pytest.raises(tp.KernelError) as caught:
+        tp.random_normal((10**7, 10**7))
+    message = str(caught.value)
+    assert "kernel 'RandomNormal' on backend 'torch'" in message
+    assert "(10000000, 10000000)" in message
+    assert "'float32'" in message
