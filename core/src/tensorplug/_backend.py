@@ -68,6 +68,19 @@ class Backend:
         """
         return self.from_host(np.array(self.to_host(raw)))
 
+    def adopt(self, obj: Any) -> Any:
+        """Storage holding the values of ``obj``, an array of this backend's own library, or NotImplemented.
+
+        ``tp.tensor(obj)`` asks first, for anything but Python scalars, lists,
+        tuples, numpy data and Tensors: an array the backend can take as it is
+        (a ``dask.array`` array on the dask backend: wrapped lazily, nothing
+        computed) need not go through host memory. The storage must not
+        change when ``obj`` is later written to (``tp.tensor`` copies): return
+        ``obj`` itself only for immutable arrays. NotImplemented (the default)
+        sends ``obj`` the usual way: DLPack, then ``numpy.asarray``.
+        """
+        return NotImplemented
+
     def from_dlpack(self, obj: Any) -> Any:
         """Raw storage from any object supporting DLPack (a copy through numpy by default; override for zero-copy)."""
         return self.from_host(np.from_dlpack(obj).copy())
@@ -95,10 +108,12 @@ class Backend:
             return True
         return bool(np.isfinite(array).all())
 
-    def check_finite(self, raw: Any, message: str) -> Any:
+    def check_finite(self, raw: Any, message: str, *, kernel: str = "", gradient_of: str | None = None) -> Any:
         """For a lazy backend: ``raw`` with a NaN/inf check added to its graph, which raises ``NonFiniteError``
         (``message``, then what the check found) when the values are computed. Debug mode calls it on kernel
         outputs instead of :meth:`all_finite` when :attr:`lazy` is True; the default returns ``raw`` unchecked.
+        The error carries ``kernel`` (the kernel whose output it checks), ``gradient_of`` (None in the forward
+        pass), this backend's name, and the NaN and inf counts the check found.
         """
         return raw
 

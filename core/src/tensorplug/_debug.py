@@ -67,7 +67,10 @@ class _Checker:
         backend = call.backend
         if backend.lazy:  # the values do not exist yet: the check goes into the graph, ahead of every consumer
             return tuple(
-                backend.check_finite(raw, _deferred_message(call, index)) for index, raw in enumerate(call.outputs)
+                backend.check_finite(
+                    raw, _deferred_message(call, index), kernel=call.kernel, gradient_of=call.gradient_of
+                )
+                for index, raw in enumerate(call.outputs)
             )
         for index, raw in enumerate(call.outputs):
             if not backend.all_finite(raw):
@@ -167,7 +170,7 @@ def check_gradient(of: str, input_name: str, g: Tensor) -> None:
             "No kernel made it: it came from host data (tp.tensor(...) returned by a tp.custom_grad gradient or a "
             "registered gradient, or the dy passed to tp.grad). Return finite values from that gradient function."
         )
-        g._data = backend.check_finite(g._data, message)
+        g._data = backend.check_finite(g._data, message, kernel=of, gradient_of=of)
         return
     if backend.all_finite(g._data):
         return

@@ -319,6 +319,8 @@ class Tensor:
         if tracer is not None:
             tracer.read_back(self, "it was exported through DLPack")
         source = self._backend.dlpack_source(self._data)
+        if type(source) is np.ndarray and any(s < 0 for s in source.strides):
+            source = np.ascontiguousarray(source)  # a[::-1]: torch aborts the process on negative strides
         kwargs = {k: v for k, v in kwargs.items() if v is not None}
         max_version = kwargs.get("max_version")
         if max_version is not None and tuple(max_version) >= (1, 0):  # older consumers cannot be told read-only

@@ -23,6 +23,7 @@ from tensorplug._tensor import (
     unsupported_dtype_error,
     wrap_storage,
 )
+from tensorplug.ops._foreign import HOST_TYPES, foreign, lazy_array_hint
 
 _new = object.__new__
 
@@ -64,7 +65,10 @@ def tensor(data: Any, dtype: Any = None) -> Tensor:
     keep their dtype when it is supported. The data is copied, as ``np.array``
     and ``torch.tensor`` copy (a device array is copied on its device when the
     active backend lives there too); ``tp.from_dlpack`` shares memory instead.
-    A Tensor on another backend is moved to the active one.
+    A Tensor on another backend is moved to the active one. An array of the
+    active backend's own library is taken as it is (``Backend.adopt``: a
+    dask array on the dask backend stays lazy, nothing computed); other
+    array-likes are read through numpy, which computes a dask array.
 
     >>> import tensorplug as tp
     >>> tp.tensor([1, 2, 3]).dtype
@@ -85,6 +89,10 @@ def tensor(data: Any, dtype: Any = None) -> Tensor:
     checked = None if dtype is None else _dtypes.check_dtype(dtype, "tensor()")
     if type(data) is float and checked in (None, _dtypes.float32):
         data = float32_scalar(data)
+    if type(data) not in HOST_TYPES:
+        data = foreign(data)  # a Tensor when the backend adopts it (a dask array on dask, say)
+        if type(data) is Tensor:
+            return data if checked is None or checked == data.dtype else cast(data, checked)
     if hasattr(type(data), "__dlpack__") and not isinstance(data, _dtypes.NUMPY_DATA):
         return _copy_of_producer(data, checked)
     try:
@@ -185,9 +193,13 @@ class _CopyRequest:
 
 
 def _exportable(obj: Any) -> Any:
-    """``obj``, detached when it is a torch-style tensor that requires grad (those refuse DLPack export)."""
+    """``obj``, detached when it is a torch-style tensor that requires grad (those refuse DLPack export), and
+    with a lazy negation resolved (torch exports ``x.conj().imag`` without its sign)."""
     if getattr(obj, "requires_grad", False) is True and callable(getattr(obj, "detach", None)):
-        return obj.detach()
+        obj = obj.detach()
+    is_neg = getattr(obj, "is_neg", None)
+    if callable(is_neg) and is_neg() is True:
+        obj = obj.resolve_neg()
     return obj
 
 
@@ -199,7 +211,7 @@ def _dlpack_device(op: str, obj: Any) -> tuple[int, int]:
     except Exception as exc:
         raise DTypeError(
             f"{op}: expects a DLPack producer (an object with __dlpack__ and __dlpack_device__, such as a torch "
-            f"tensor or a numpy array), got {type(obj).__name__} ({type(exc).__name__}: {exc})"
+            f"tensor or a numpy array), got {type(obj).__name__} ({type(exc).__name__}: {exc}){lazy_array_hint(obj)}"
         ) from exc
 
 

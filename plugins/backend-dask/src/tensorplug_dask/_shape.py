@@ -20,17 +20,20 @@ from typing import Any
 import dask.array as da
 import numpy as np
 
+from tensorplug import kernel_names as K
 from tensorplug.kernel_factories import strided_slice_key
 from tensorplug_dask._factories import Chunk, as_dask, chunkwise, numpy_kernel, per_chunk
 
 # -- helpers ---------------------------------------------------------------------------------------------------
 
 
-def _chunks(backend: Any, shape: tuple[int, ...], dtype: Any) -> tuple[tuple[int, ...], ...]:
-    """The chunks the backend gives a new array of ``shape`` (its ``chunks`` option), normalized."""
-    spec = backend._chunks_for(shape) if backend is not None else "auto"
-    chunks: tuple[tuple[int, ...], ...] = da.core.normalize_chunks(spec, shape, dtype=np.dtype(dtype))
-    return chunks
+def _chunks(backend: Any, shape: tuple[int, ...], dtype: Any, kernel: str) -> tuple[tuple[int, ...], ...]:
+    """The chunks the backend gives a new array of ``shape`` (its ``chunks`` option), normalized; refused (naming
+    ``kernel``) past the backend's ``max_chunks``."""
+    if backend is None:
+        chunks: tuple[tuple[int, ...], ...] = da.core.normalize_chunks("auto", shape, dtype=np.dtype(dtype))
+        return chunks
+    return backend.new_chunks(kernel, shape, dtype)  # type: ignore[no-any-return]
 
 
 def _meta(ndim: int, dtype: Any) -> np.ndarray:
@@ -151,7 +154,7 @@ def broadcast_to(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) ->
     stretched = [i for i, n in enumerate(shape) if i < lead or (x.shape[i - lead] == 1 and n != 1)]
     if not stretched:
         return da.broadcast_to(x, shape)
-    wanted = da.core.normalize_chunks(backend._chunks_for(shape), shape, dtype=x.dtype)
+    wanted = _chunks(backend, shape, x.dtype, K.BROADCAST_TO)
     chunks = tuple(wanted[i] if i in stretched else x.chunks[i - lead] for i in range(len(shape)))
     template = da.empty(shape, dtype=x.dtype, chunks=chunks)
     return da.core.elemwise(_broadcast_block, template, x, dtype=x.dtype)
@@ -217,7 +220,7 @@ def pad_v2(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
         parts = []
         for width in (before, after):
             shape = (*x.shape[:axis], width, *x.shape[axis + 1 :])
-            chunks = (*x.chunks[:axis], _chunks(backend, shape, x.dtype)[axis], *x.chunks[axis + 1 :])
+            chunks = (*x.chunks[:axis], _chunks(backend, shape, x.dtype, K.PAD_V2)[axis], *x.chunks[axis + 1 :])
             parts.append(da.full(shape, value, dtype=x.dtype, chunks=chunks) if width else None)
         if parts[0] is not None or parts[1] is not None:
             x = da.concatenate([p for p in (parts[0], x, parts[1]) if p is not None], axis=axis)
@@ -336,7 +339,7 @@ def one_hot(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     on = np.asarray(np.where(True, on_value, off_value)).astype(dtype)
     off = np.asarray(np.where(False, on_value, off_value)).astype(dtype)
     shape = (*indices.shape, depth)
-    positions = da.arange(depth, chunks=(_chunks(backend, shape, dtype)[-1],))
+    positions = da.arange(depth, chunks=(_chunks(backend, shape, dtype, K.ONE_HOT)[-1],))
     return da.where(indices[..., None] == positions, on, off)
 
 
@@ -355,7 +358,7 @@ def top_k(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
 
 def fill(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     shape, dtype = tuple(attrs["shape"]), np.dtype(attrs["dtype"])
-    return da.full(shape, attrs["value"], dtype=dtype, chunks=_chunks(backend, shape, dtype))
+    return da.full(shape, attrs["value"], dtype=dtype, chunks=_chunks(backend, shape, dtype, K.FILL))
 
 
 def zeros_like(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
@@ -371,8 +374,8 @@ def range_(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     start, stop, step, dtype = attrs["start"], attrs["stop"], attrs["step"], np.dtype(attrs["dtype"])
     if dtype.kind == "f":
         count = max(math.ceil((stop - start) / step), 0)
-        steps = da.arange(count, dtype=np.float64, chunks=_chunks(backend, (count,), np.float64))
+        steps = da.arange(count, dtype=np.float64, chunks=_chunks(backend, (count,), np.float64, K.RANGE))
         return (start + step * steps).astype(dtype)
     count = max(-((start - stop) // step), 0)
-    steps = da.arange(count, dtype=dtype, chunks=_chunks(backend, (count,), dtype))
+    steps = da.arange(count, dtype=dtype, chunks=_chunks(backend, (count,), dtype, K.RANGE))
     return (start + step * steps).astype(dtype, copy=False)

@@ -72,13 +72,14 @@ class TorchBackend(Backend):
         return raw.detach()  # a new tensor object over the same storage
 
     def from_dlpack(self, obj: Any) -> Any:
-        """Zero-copy on this backend's device (a torch tensor is taken as it is); a copy from another device."""
-        raw = obj.detach() if isinstance(obj, torch.Tensor) else torch_from_dlpack(obj)
+        """Zero-copy on this backend's device (a dense torch tensor is taken as it is); a copy from another device,
+        and of a layout torch cannot import (a NumPy view with negative strides, say)."""
+        raw = _dense(obj).detach() if isinstance(obj, torch.Tensor) else torch_from_dlpack(importable(obj))
         return raw if raw.device == self.torch_device else raw.to(self.torch_device)
 
     def move_from(self, raw: Any, source: Backend) -> Any:
         try:
-            moved = torch_from_dlpack(source.dlpack_source(raw))  # zero-copy where the devices allow
+            moved = torch_from_dlpack(importable(source.dlpack_source(raw)))  # zero-copy where the devices allow
         except (TypeError, RuntimeError, BufferError, AttributeError):
             moved = torch.from_numpy(np.array(source.to_host(raw)))
         return moved if moved.device == self.torch_device else moved.to(self.torch_device)
@@ -106,3 +107,49 @@ class TorchBackend(Backend):
     def dispose(self) -> None:
         if self.is_cuda:
             torch.cuda.empty_cache()
+
+
+def importable(obj: Any) -> Any:
+    """``obj``, or a copy of it in a layout torch's DLPack import takes: strides that are not negative.
+
+    torch cannot import a negative stride (a NumPy view such as ``a[::-1]``): its C++ check throws past Python
+    and aborts the process instead of raising. So such a producer is copied first (a NumPy copy in C order),
+    and only then handed to ``torch.from_dlpack``. Producers that report no strides (any DLPack producer on the
+    CPU) are looked at through a NumPy view, which reads their layout without copying.
+    """
+    if isinstance(obj, torch.Tensor):
+        return obj  # torch tensors have no negative strides
+    strides = getattr(obj, "strides", None)
+    if isinstance(strides, tuple) and (isinstance(obj, np.ndarray) or callable(getattr(obj, "copy", None))):
+        return obj.copy() if any(s < 0 for s in strides) else obj  # numpy-style arrays (cupy too): C-order copies
+    try:
+        on_host = int(obj.__dlpack_device__()[0]) == _DL_CPU
+    except Exception:
+        return obj  # not a DLPack producer: torch's own error names it
+    if not on_host:
+        return obj
+    try:
+        view = np.from_dlpack(obj)
+    except Exception:  # a dtype numpy lacks (bfloat16, say): torch reads it itself
+        return obj
+    return np.ascontiguousarray(view) if any(s < 0 for s in view.strides) else obj
+
+
+_DL_CPU = 1  # DLPack's kDLCPU device type
+
+
+def _dense(t: torch.Tensor) -> torch.Tensor:
+    """``t`` if it is a dense tensor tensorplug can hold; its negative bit resolved (a copy); refused otherwise."""
+    if t.is_nested:
+        raise BufferError(
+            "a nested (ragged) tensor has no single shape; tensorplug holds dense tensors: pad it first "
+            "(torch.nested.to_padded_tensor(t, 0.0)) or pass its components one by one"
+        )
+    if t.layout != torch.strided:
+        raise BufferError(
+            f"layout {t.layout} is not strided: tensorplug (as DLPack) holds dense tensors; convert it first with "
+            "t.to_dense()"
+        )
+    if t.is_neg():
+        return t.resolve_neg()  # a lazy negation (x.conj().imag, say): the values, materialized
+    return t
