@@ -7,30 +7,11 @@ status is checked, and then checks its values.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
-
 import pytest
 import torch
+from isolated import run_isolated
 
 import tensorplug as tp
-
-
-def run_isolated(code: str) -> subprocess.CompletedProcess[str]:
-    """``code`` run by a fresh interpreter starting on the numpy backend (an abort ends that process only)."""
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("TENSORPLUG_")}
-    prelude = "import numpy as np, torch, tensorplug as tp\ntp.set_backend('numpy')\n"
-    return subprocess.run(
-        [sys.executable, "-c", prelude + textwrap.dedent(code)],
-        env=environment,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-
 
 CASES = {
     # README's tour: a reversed view made on numpy, used after switching to torch
@@ -70,7 +51,7 @@ CASES = {
 @pytest.mark.parametrize("case", list(CASES))
 def test_negative_strides_reach_torch_without_aborting(case: str) -> None:
     code, expected = CASES[case]
-    done = run_isolated(code)
+    done = run_isolated(code, "numpy", "numpy as np, torch, tensorplug as tp")
     assert done.returncode == 0, f"the process ended with status {done.returncode}:\n{done.stderr[-2000:]}"
     assert done.stdout.strip() == expected
 
