@@ -43,6 +43,7 @@ FIXTURES = [
     "./tests/fixtures/tp-fixture-conflict",
     "./tests/fixtures/tp-fixture-dupname",
     "./tests/fixtures/tp-fixture-hostile",
+    "./tests/fixtures/tp-fixture-grown",
 ]
 PYTEST = ["pytest>=8", "hypothesis>=6"]
 

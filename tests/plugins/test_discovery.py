@@ -38,6 +38,7 @@ BROKEN = "tensorplug-fixture-broken"
 CONFLICT = "tensorplug-fixture-conflict"
 DUPNAME = "tensorplug-fixture-dupname"
 GOOD = "tensorplug-fixture-good"
+GROWN = "tensorplug-fixture-grown"
 HOSTILE = "tensorplug-fixture-hostile"
 NUMPY = "tensorplug-numpy"
 MARKER = "TP_FIXTURE_BROKEN_IMPORTS"
@@ -53,6 +54,7 @@ FIXTURE_ORDER = [
     ("conflict", DUPNAME),
     ("elsewhere", DUPNAME),
     ("good", GOOD),
+    ("grown", GROWN),
     *[(name, HOSTILE) for name in HOSTILE_PLUGINS],
     ("numpy", NUMPY),
 ]
@@ -386,7 +388,7 @@ def test_allowlist_loads_only_the_named_plugins(allowed: str) -> None:
         TENSORPLUG_PLUGINS=allowed,
     )
     statuses = {row[0]: row[3] for row in ours(out["plugins"])}
-    blocked = (*FAILING, "conflict", "elsewhere", *(name for name, dist in FIXTURE_ORDER if dist == HOSTILE))
+    blocked = (*FAILING, "conflict", "elsewhere", "grown", *(name for name, dist in FIXTURE_ORDER if dist == HOSTILE))
     loaded = ("good", "numpy")
     assert statuses == {**dict.fromkeys(blocked, "blocked"), **dict.fromkeys(loaded, "loaded")}
     assert out["broken_imports"] is None

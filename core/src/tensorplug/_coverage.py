@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tensorplug import kernel_names
+from tensorplug._absent_kernels import check as check_declared
 from tensorplug._engine import engine
 from tensorplug._overrides import active_gradient
 from tensorplug._registry import gradient_registry, kernel_registry
@@ -140,12 +141,19 @@ def _through_fallback(kernel: str, backend: str) -> str | None:
 def coverage() -> Coverage:
     """Every kernel (the catalogue plus anything registered) x every registered backend, with gradients.
 
+    The kernels an initialised backend names by convention (``catalogue_kernels``) and does not define are
+    missing there (or run through its fallback); a backend not yet initialised is listed as declared, as
+    checking would import its library.
+
     >>> import tensorplug as tp
     >>> row = next(r for r in tp.coverage().rows if r.kernel == "Add")
     >>> row.backends["numpy"], row.gradient
     ('tensorplug-numpy', 'tensorplug')
     """
     backends = tuple(engine.names())
+    for backend in backends:
+        if backend in engine.instances:  # initialised: its kernels named by convention can be checked
+            check_declared(backend)
     names = list(kernel_names.CATALOGUE)
     known = set(names)
     extra = {spec.kernel_name for spec in kernel_registry} | {spec.kernel_name for spec in gradient_registry}

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any, Protocol
 
+from tensorplug._absent_kernels import absent_note, drop_if_absent, known_absent
 from tensorplug._backend import Backend
 from tensorplug._errors import (
     BackendError,
@@ -286,6 +287,8 @@ class Engine:
         except TensorplugError:
             raise
         except Exception as exc:
+            if drop_if_absent(spec):  # named by convention, not defined: the kernel is not registered after all
+                return self.fallback_kernel(name, backend)
             raise KernelError(
                 f"kernel {name!r} for backend {backend.name!r} (from {spec.source}) could not be imported "
                 f"from {spec.kernel!r}: {type(exc).__name__}: {exc}"
@@ -311,6 +314,9 @@ class Engine:
                     f"backend {backend.name!r} has no kernel {name!r}, and its fallback backend {target_name!r} "
                     f"failed to initialise: {exc}"
                 ) from exc
+            target_spec = kernel_registry.get((name, target_name))
+            if target_spec is not None and drop_if_absent(target_spec):  # named by convention there, not defined
+                return self.fallback_kernel(name, backend)
             fn = self.tables.get(target_name, {}).get(name)
             if fn is None:
                 fn = self.resolve_kernel(name, target)
@@ -377,9 +383,12 @@ def missing_kernel_message(name: str, backend_name: str) -> str:
         fallbacks.append(spec.fallback)
         spec = engine.specs.get(spec.fallback)
     nor = f" (nor for its fallback chain: {' -> '.join(fallbacks)})" if fallbacks else ""
+    why = absent_note(name, backend_name)
+    if why is not None:
+        nor += f": {why}"
     rank = {b: i for i, b in enumerate(engine.names())}  # the highest-priority backend first: the one to suggest
     having = sorted(
-        (s for s in kernel_registry if s.kernel_name == name),
+        (s for s in kernel_registry if s.kernel_name == name and not known_absent(s)),
         key=lambda s: (rank.get(s.backend_name, len(rank)), s.backend_name),
     )
     if having:

@@ -13,6 +13,7 @@ import platform
 from dataclasses import asdict
 from typing import Any
 
+from tensorplug._absent_kernels import absent_now, declares_optional
 from tensorplug._coverage import coverage, text_table
 from tensorplug._engine import INSTALL_HINT, engine
 from tensorplug._errors import BackendError
@@ -51,6 +52,7 @@ def collect(initialise: bool = False, strict_error: str | None = None) -> dict[s
         "default_backend": _default_backend(initialise),
         "gradient_sets": [{"name": s.name, "source": s.source, "description": s.description} for s in gradient_sets()],
         "kernels": [asdict(row) for row in cover.rows],
+        "absent_kernels": [{"backend": b, "kernel": k, "reason": why} for b, k, why in absent_now()],
         "summary": cover.summary(),
     }
 
@@ -85,6 +87,7 @@ def _backend(name: str) -> dict[str, Any]:
         "state": state,
         "device": None if instance is None else instance.device,
         "error": engine.failures.get(name),
+        "kernels_checked": instance is not None or not declares_optional(name),
     }
 
 
@@ -209,6 +212,7 @@ def render(data: dict[str, Any], kernels: bool = True) -> str:
                 f"  {b['name']} falls back to {b['fallback']!r}, which is not registered: a kernel {b['name']} lacks "
                 "fails until it is"
             )
+    lines += _absent_lines(data.get("absent_kernels", []))
     if data["gradient_sets"]:
         lines += ["", "Gradient sets (enable with tp.use_gradients(name)):"]
         lines += [f"  {s['name']} ({s['source']}): {s['description']}".rstrip(": ") for s in data["gradient_sets"]]
@@ -218,7 +222,25 @@ def render(data: dict[str, Any], kernels: bool = True) -> str:
         lines += [f"  {k['kernel']}: {k['gradient']} (shadows {', '.join(k['shadows'])})" for k in overrides]
     if kernels:
         lines += ["", "Kernels (provider per backend; fallback:<backend> = run there; - = missing):"]
+        unchecked = [b["name"] for b in data["backends"] if not b.get("kernels_checked", True)]
+        if unchecked:
+            lines.append(
+                f"  ({', '.join(unchecked)}: not initialised, so the kernels catalogue_kernels names there are listed "
+                "as declared; `tensorplug info --init` checks that each is defined)"
+            )
         lines += ["  " + line if line else line for line in coverage().table().splitlines()]
     else:
         lines += ["", data["summary"]]
     return "\n".join(lines)
+
+
+def _absent_lines(absent: list[dict[str, str]]) -> list[str]:
+    """One line per backend naming the kernels it names by convention but does not define (not registered)."""
+    by_backend: dict[str, dict[str, list[str]]] = {}
+    for entry in absent:
+        by_backend.setdefault(entry["backend"], {}).setdefault(entry["reason"], []).append(entry["kernel"])
+    return [
+        f"  {backend}: not registered, as named by convention (catalogue_kernels) but not defined: "
+        + "; ".join(f"{', '.join(kernels)} ({reason})" for reason, kernels in reasons.items())
+        for backend, reasons in by_backend.items()
+    ]

@@ -121,6 +121,7 @@ def validate(spec: Spec) -> None:
         problems["setup"] = _lazy_problem(spec.setup, none_ok=True)
         problems["dispose"] = _lazy_problem(spec.dispose, none_ok=True)
         problems["override"] = None if isinstance(spec.override, bool) else "must be True or False"
+        problems["optional"] = None if isinstance(spec.optional, bool) else "must be True or False"
     elif isinstance(spec, GradientSpec):
         what = f"GradientSpec {spec.kernel_name!r}"
         problems["kernel_name"] = _kernel_name_problem(spec.kernel_name)

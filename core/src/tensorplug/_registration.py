@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, overload
 
+from tensorplug._absent_kernels import check as check_declared
 from tensorplug._engine import _call_kernel_hook, engine
 from tensorplug._errors import RegistrationError
 from tensorplug._overrides import active_gradient, kernel_name_problem
@@ -175,14 +176,25 @@ def unregister_kernel(kernel_name: str, backend_name: str, source: str | None = 
 
 
 def get_kernel(kernel_name: str, backend_name: str | None = None) -> KernelSpec | None:
-    """The active KernelSpec for (kernel_name, backend_name), the active backend by default; None if absent."""
+    """The active KernelSpec for (kernel_name, backend_name), the active backend by default; None if absent.
+
+    On an initialised backend, a kernel named by convention (``catalogue_kernels``) whose function its module
+    does not define is absent: not registered there.
+    """
     if backend_name is None:
         backend_name = engine.ensure_active().name
+    if backend_name in engine.instances:  # initialised: a kernel named by convention can be checked cheaply
+        check_declared(backend_name, kernel_name)
     return kernel_registry.get((kernel_name, backend_name))
 
 
 def kernels_for_backend(backend_name: str) -> list[KernelSpec]:
-    """The active KernelSpec of every kernel registered for ``backend_name``, sorted by kernel name."""
+    """The active KernelSpec of every kernel registered for ``backend_name``, sorted by kernel name.
+
+    On an initialised backend, the kernels named by convention are checked first, as :func:`get_kernel` does.
+    """
+    if backend_name in engine.instances:
+        check_declared(backend_name)
     return sorted((s for s in kernel_registry if s.backend_name == backend_name), key=lambda s: s.kernel_name)
 
 

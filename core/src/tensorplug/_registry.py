@@ -74,7 +74,12 @@ class KernelSpec:
 
     ``kernel`` (and ``setup`` / ``dispose``) may be lazy ``"module:attr"``
     names, imported the first time the kernel runs, so that declaring a
-    kernel never imports the backend's library.
+    kernel never imports the backend's library. ``optional=True`` (which
+    ``catalogue_kernels`` sets for the names it derives by convention) says
+    the lazy ``kernel`` may not exist: when its module is not there or does
+    not define it, the kernel is not registered for the backend (found when
+    the backend is initialised, or when the kernel first runs); a module
+    that raises on import is still an error.
     """
 
     kernel_name: str
@@ -87,6 +92,7 @@ class KernelSpec:
     note: str = ""
     """How the kernel runs when that is worth knowing (``"per-chunk"``: numpy's kernel mapped over each chunk
     of a dask array); ``tp.coverage()`` shows it beside the provider."""
+    optional: bool = False
 
     @property
     def key(self) -> tuple[str, str]:

@@ -98,7 +98,14 @@ def catalogue_kernels(
     ``tensorplug check`` lists them as missing); ``rename`` maps a kernel to
     another ``"module:function"`` inside ``package``; ``modules`` maps a
     family to another module name. Nothing is imported here, so a plugin's
-    kernel hook can be one line:
+    kernel hook can be one line.
+
+    The catalogue grows between releases, so the derived specs are
+    ``optional``: a kernel whose module is not there or does not define its
+    function is not registered for the backend (checked when the backend is
+    first initialised), and is served by its fallback or listed as missing,
+    as a skipped one is. A ``rename=`` target must exist: a typo there is a
+    ``KernelError`` when the kernel first runs.
 
     >>> specs = catalogue_kernels("mine", "mypkg", skip=["Erf"], rename={"Round": "_unary:round_half_even"})
     >>> [s.kernel for s in specs if s.kernel_name in ("Sqrt", "Round", "BatchMatMul")]
@@ -125,8 +132,12 @@ def catalogue_kernels(
         for name in names:
             if name in skipped:
                 continue
-            target = renamed.get(name) or f"{module}:{kernel_function_name(name)}"
-            specs.append(KernelSpec(name, backend, f"{package}.{target}"))
+            target = renamed.get(name)
+            if target is None:  # by convention: a function the module lacks leaves the kernel unregistered
+                conventional = f"{package}.{module}:{kernel_function_name(name)}"
+                specs.append(KernelSpec(name, backend, conventional, optional=True))
+            else:  # explicitly: a typo is an error when the kernel first runs
+                specs.append(KernelSpec(name, backend, f"{package}.{target}"))
     return specs
 
 
