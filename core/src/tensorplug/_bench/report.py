@@ -40,10 +40,15 @@ class Results:
         return [failure for result in self.backends for failure in result.failures]
 
 
-HEADER = ["backend", "workload", "reference", "reference median", "tensorplug median", "ratio", "target", "met"]
+HEADER = ["backend", "workload", "reference", "reference time", "tensorplug time", "ratio", "target", "met"]
 
 
-def table_cells(row: Row) -> list[str]:
+def judged(results: Results, row: Row) -> bool | None:
+    """Whether ``row`` meets its target: None where it has none, or where the settings judge nothing (--quick)."""
+    return row.met if results.settings.judged else None
+
+
+def table_cells(row: Row, met: bool | None) -> list[str]:
     backend = "-" if row.backend is None else f"{row.backend} ({row.device})"
     return [
         backend,
@@ -53,7 +58,7 @@ def table_cells(row: Row) -> list[str]:
         format_time(row.tensorplug),
         f"{row.ratio:.2f}x",
         "-" if row.target is None else f"≤ {row.target:.2f}x",
-        met_text(row.met),
+        met_text(met),
     ]
 
 
@@ -63,9 +68,9 @@ def met_text(met: bool | None) -> str:
     return "yes" if met else "NO"
 
 
-def text_table(rows: list[Row]) -> str:
-    """The rows as aligned columns, for a terminal."""
-    cells = [HEADER] + [table_cells(row) for row in rows]
+def text_table(rows: list[Row], judge: bool = True) -> str:
+    """The rows as aligned columns, for a terminal (with an empty "met" column unless ``judge``)."""
+    cells = [HEADER] + [table_cells(row, row.met if judge else None) for row in rows]
     widths = [max(len(line[i]) for line in cells) for i in range(len(HEADER))]
     lines = []
     for n, line in enumerate(cells):
@@ -75,21 +80,39 @@ def text_table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def markdown_table(rows: list[Row]) -> str:
+def markdown_table(results: Results) -> str:
     lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
-    lines += ["| " + " | ".join(table_cells(row)) + " |" for row in rows]
+    lines += ["| " + " | ".join(table_cells(row, judged(results, row))) + " |" for row in results.rows]
     return "\n".join(lines)
 
 
-def verdict(results: Results) -> str:
-    """One line: how many targets were met, and how many workloads failed to run."""
-    judged = [row for row in results.rows if row.met is not None]
-    met = [row for row in judged if row.met]
-    line = f"Verdict: {len(met)} of {len(judged)} targets met (issue 8: eager; issue 14: tp.function)"
-    line += "." if len(met) == len(judged) else " (the rows marked NO miss theirs)."
-    if results.failures:
-        line += f" {len(results.failures)} workload(s) failed to run."
-    return line
+def row_label(row: Row) -> str:
+    return row.workload if row.backend is None else f"{row.backend} ({row.device}), {row.workload}"
+
+
+def verdict(results: Results) -> list[str]:
+    """How many targets were met, each missed one with its target, and how many workloads failed to run.
+
+    A target is the largest ratio of tensorplug's time to the reference's
+    that a row may have. With settings that judge nothing (--quick), the
+    verdict says so instead.
+    """
+    failed = f"{len(results.failures)} workload(s) failed to run." if results.failures else ""
+    targets = [(row, row.target) for row in results.rows if row.target is not None]
+    if not results.settings.judged:
+        line = (
+            f"No verdict: --quick times each workload for milliseconds, too briefly to tell whether the "
+            f"{len(targets)} rows with a target meet it (run `tensorplug bench` without --quick for a verdict)."
+        )
+        return [f"{line} {failed}".rstrip()]
+    missed = [(row, target) for row, target in targets if row.ratio > target]
+    head = f"Verdict: {len(targets) - len(missed)} of {len(targets)} targets met"
+    lines = [head + ("; missed:" if missed else ".")]
+    for row, target in missed:
+        lines.append(f"- {row_label(row)}: {row.ratio:.2f}x (target: ≤ {target:.2f}x {row.reference_name})")
+    if failed:
+        lines.append(failed)
+    return lines
 
 
 def references_text(results: Results) -> list[str]:
@@ -123,17 +146,19 @@ def references_text(results: Results) -> list[str]:
 
 def print_report(results: Results) -> None:
     """The table, what each backend was measured against, failures and the verdict, on stdout."""
-    print(text_table(results.rows))
+    print(text_table(results.rows, results.settings.judged))
     print()
     for line in references_text(results):
         print(line)
     for failure in results.failures:
         print(f"FAILED: {failure}")
-    print(verdict(results))
+    for line in verdict(results):
+        print(line)
 
 
 def json_report(results: Results) -> dict[str, Any]:
-    """The results as plain data (times in seconds; ``met`` is null where there is no target)."""
+    """The results as plain data (times in seconds; ``met`` is null where there is no target, and on every row
+    when the settings judge nothing)."""
     rows = [
         {
             "backend": row.backend,
@@ -144,7 +169,7 @@ def json_report(results: Results) -> dict[str, Any]:
             "tensorplug_seconds": row.tensorplug,
             "ratio": row.ratio,
             "target": row.target,
-            "met": row.met,
+            "met": judged(results, row),
         }
         for row in results.rows
     ]
@@ -158,6 +183,8 @@ def json_report(results: Results) -> dict[str, Any]:
             "seconds_per_repeat": results.settings.seconds_per_repeat,
             "repeats": results.settings.repeats,
             "import_runs": results.settings.import_runs,
+            "rounds": results.settings.rounds,
+            "judged": results.settings.judged,
         },
         "backends": backends,
         "skipped": results.skipped,
@@ -226,18 +253,19 @@ def markdown_report(results: Results) -> str:
             results.command,
             "```",
             "",
-            markdown_table(results.rows),
+            markdown_table(results),
             "",
-            verdict(results),
+            *verdict(results),
             "",
             *references_text(results),
             *failures,
             "",
-            "Medians per call over "
-            f"{settings.repeats} repeats of about {settings.seconds_per_repeat * 1000:g} ms each (reference and "
-            "tensorplug repeats interleaved, garbage collector enabled); the import row is the median whole-process "
-            f"time over {settings.import_runs} runs. Ratio = tensorplug / reference; targets from issue 8 (eager "
-            "rows) and issue 14 (the rows ending in 'tp.function').",
+            f"Times per call: {settings.rounds} round(s) of {settings.repeats} repeats of about "
+            f"{settings.seconds_per_repeat * 1000:g} ms each, reference and tensorplug repeats interleaved, garbage "
+            "collector enabled; each side's time is the smallest of its per-round medians (other programs on the "
+            "machine only add time). The import row is whole-process time, the smallest per-round median of "
+            f"{settings.import_runs} runs. Ratio = tensorplug / reference; a target is the largest ratio a row may "
+            "have (the rows ending in 'tp.function' replay a traced program, the others run op by op).",
             "",
             "Workloads: the dispatch rows call the kernel directly on 1-element float32 tensors; the recording row "
             f"records {RECORDS_PER_SCOPE} calls per gradient scope (opening and closing the scope included; raw "

@@ -1,12 +1,11 @@
 """The workloads through tensorplug on one backend, each timed beside its reference; the rows they yield.
 
-The workloads are those of issue 8: a 1-element ``run_kernel`` Add without
-and with a recording tape, the ``+`` operator, the gradient of
-sum(tanh(x*w+b)) for 1-element tensors, one SGD step of a small and of a big
-MLP, and the whole-process time of ``import tensorplug``; and issue 14's: the
-gradient and the two SGD steps again through ``tp.function`` (traced once,
-then replayed). Before any timing, each is checked to compute what its
-reference computes.
+The workloads: a 1-element ``run_kernel`` Add without and with a recording
+tape, the ``+`` operator, the gradient of sum(tanh(x*w+b)) for 1-element
+tensors, one SGD step of a small and of a big MLP, and the whole-process time
+of ``import tensorplug``; then the gradient and the two SGD steps again
+through ``tp.function`` (traced once, then replayed). Before any timing, each
+is checked to compute what its reference computes.
 """
 
 from __future__ import annotations
@@ -57,8 +56,8 @@ SMALL_GRAD_TRACED = SMALL_GRAD + TRACED
 SMALL_MLP_TRACED = SMALL_MLP + TRACED
 BIG_MLP_TRACED = BIG_MLP + TRACED
 
-# The largest ratio tensorplug / reference, per (backend, workload): issue 8's for the eager rows, issue 14's for
-# the traced ones; the other rows are shown only.
+# The targets: the largest ratio tensorplug / reference each (backend, workload) may have; the other rows are
+# shown only.
 TARGETS: dict[tuple[str | None, str], float] = {
     ("numpy", DISPATCH): 3.0,
     ("numpy", RECORDING): 5.0,
@@ -91,7 +90,7 @@ class Row:
 
     @property
     def target(self) -> float | None:
-        """The largest ratio issue 8 (eager) or 14 (traced) allows (None: shown for information, no target)."""
+        """The largest ratio tensorplug / reference this row may have (None: shown for information, no target)."""
         return TARGETS.get((self.backend, self.workload))
 
     @property
