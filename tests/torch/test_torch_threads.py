@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from tensorplug_torch import _threads
+from tensorplug_torch import ThreadsWarning, _threads
 from tensorplug_torch._backend import TorchBackend
-from tensorplug_torch._threads import ThreadsWarning, oversubscription, usable_cpus
+from tensorplug_torch._threads import oversubscription, usable_cpus
 
 
 @pytest.mark.parametrize(
