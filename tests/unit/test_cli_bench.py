@@ -235,7 +235,7 @@ def test_quick_settings_judge_nothing() -> None:
 
 
 def test_a_backend_timed_in_its_own_process_gives_the_rows_it_gives_here() -> None:
-    [result] = isolated.run("numpy", QUICK)
+    [result] = isolated.run("numpy", QUICK).results
     assert result.failures == []
     assert (result.backend, result.device, result.reference) == ("numpy", "cpu", "raw NumPy")
     assert [(row.backend, row.workload, row.reference_name) for row in result.rows] == [
@@ -246,7 +246,26 @@ def test_a_backend_timed_in_its_own_process_gives_the_rows_it_gives_here() -> No
 
 def test_a_timing_process_that_dies_is_a_failure_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
     script = "import sys; sys.exit(3)"
-    monkeypatch.setattr(isolated, "child_command", lambda group, settings: [sys.executable, "-c", script])
-    [result] = isolated.run("numpy", QUICK)
+    monkeypatch.setattr(isolated, "child_command", lambda group, settings, named: [sys.executable, "-c", script])
+    [result] = isolated.run("numpy", QUICK).results
     assert result.rows == []
     assert result.failures == ["numpy: the process timing it exited with status 3 (its output is above)"]
+
+
+class LazyTwin(TwinBackend):
+    lazy = True
+
+
+def refusing_factory() -> tp.Backend:
+    raise tp.BackendError("no device here")
+
+
+def test_the_timing_process_skips_lazy_backends_unless_named_and_those_that_do_not_initialise() -> None:
+    tp.register_backend("lazytwin", LazyTwin, fallback="numpy")  # removed after the test by conftest's fixture
+    tp.register_backend("refusing", refusing_factory)
+    assert isolated.time_group("lazytwin", QUICK, named=False) == isolated.Outcome(skipped=isolated.LAZY)
+    refused = isolated.time_group("refusing", QUICK, named=False)
+    assert refused.results == []
+    assert refused.skipped is not None
+    assert refused.skipped.startswith("it did not initialise (")
+    assert "no device here" in refused.skipped

@@ -60,29 +60,17 @@ def run(args: argparse.Namespace) -> int:
             except tp.BackendError as exc:
                 print(f"tensorplug bench: error: {exc}", file=sys.stderr)
                 return 2
-    # Each backend's rows are timed in a process of their own (tensorplug._bench.isolated): here a backend is only
-    # initialised, to see whether it can run and is not lazy.
+    # Each backend's rows are timed in a process of their own, which also initialises it (tensorplug._bench.isolated)
     for name in dict.fromkeys(args.backends or tp.list_backends()):
-        try:
-            backend = tp.backend(name)
-        except tp.BackendError as exc:
-            print(f"tensorplug bench: skipping backend {name!r}: {exc}", file=sys.stderr)
-            results.skipped[name] = f"it did not initialise ({exc})"
-            continue
-        if backend.lazy and not args.backends:
-            why = (
-                "a lazy backend: these workloads on one machine's small arrays time its graph building and "
-                "scheduling, not tensorplug's overhead (`--backend NAME` times them anyway; tensorplug-dask's "
-                "benchmark is benchmarks/dask_regression.py, against dask.array by hand)"
-            )
-            print(f"tensorplug bench: skipping backend {name!r}: {why}", file=sys.stderr)
-            results.skipped[name] = why
-            continue
-        results.backends.extend(isolated.run(name, settings))
+        outcome = isolated.run(name, settings, named=bool(args.backends))
+        if outcome.skipped is not None:
+            print(f"tensorplug bench: skipping backend {name!r}: {outcome.skipped}", file=sys.stderr)
+            results.skipped[name] = outcome.skipped
+        results.backends.extend(outcome.results)
     if not args.backends and not args.no_autograd and references.autograd_available():
-        results.backends.extend(isolated.run(isolated.AUTOGRAD_GROUP, settings))  # for comparison
+        results.backends.extend(isolated.run(isolated.AUTOGRAD_GROUP, settings).results)  # for comparison
     if not args.backends and not args.no_jax and references.jax_available():
-        results.backends.extend(isolated.run(isolated.JAX_GROUP, settings))  # beside the traced rows
+        results.backends.extend(isolated.run(isolated.JAX_GROUP, settings).results)  # beside the traced rows
     results.import_row = workloads.bench_import(settings)
 
     if args.json:
