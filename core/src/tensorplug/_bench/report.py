@@ -15,7 +15,15 @@ import pluggy
 
 import tensorplug as tp
 from tensorplug._bench.timing import Settings
-from tensorplug._bench.workloads import AUTOGRAD, JAX_EAGER, JAX_JIT, RECORDS_PER_SCOPE, BackendResult, Row
+from tensorplug._bench.workloads import (
+    AUTOGRAD,
+    JAX_EAGER,
+    JAX_JIT,
+    RECORDS_PER_SCOPE,
+    TOLERANCE,
+    BackendResult,
+    Row,
+)
 from tensorplug._profile import format_seconds as format_time
 
 
@@ -43,12 +51,12 @@ class Results:
 HEADER = ["backend", "workload", "reference", "reference time", "tensorplug time", "ratio", "target", "met"]
 
 
-def judged(results: Results, row: Row) -> bool | None:
-    """Whether ``row`` meets its target: None where it has none, or where the settings judge nothing (--quick)."""
-    return row.met if results.settings.judged else None
+def judged(results: Results, row: Row) -> str | None:
+    """The row's verdict ("met", "missed", "close"): None where it has no target, or the settings judge nothing."""
+    return row.verdict if results.settings.judged else None
 
 
-def table_cells(row: Row, met: bool | None) -> list[str]:
+def table_cells(row: Row, verdict: str | None) -> list[str]:
     backend = "-" if row.backend is None else f"{row.backend} ({row.device})"
     return [
         backend,
@@ -58,19 +66,16 @@ def table_cells(row: Row, met: bool | None) -> list[str]:
         format_time(row.tensorplug),
         f"{row.ratio:.2f}x",
         "-" if row.target is None else f"≤ {row.target:.2f}x",
-        met_text(met),
+        VERDICT_CELLS[verdict],
     ]
 
 
-def met_text(met: bool | None) -> str:
-    if met is None:
-        return "-"
-    return "yes" if met else "NO"
+VERDICT_CELLS = {None: "-", "met": "yes", "missed": "NO", "close": "close"}
 
 
 def text_table(rows: list[Row], judge: bool = True) -> str:
     """The rows as aligned columns, for a terminal (with an empty "met" column unless ``judge``)."""
-    cells = [HEADER] + [table_cells(row, row.met if judge else None) for row in rows]
+    cells = [HEADER] + [table_cells(row, row.verdict if judge else None) for row in rows]
     widths = [max(len(line[i]) for line in cells) for i in range(len(HEADER))]
     lines = []
     for n, line in enumerate(cells):
@@ -91,11 +96,13 @@ def row_label(row: Row) -> str:
 
 
 def verdict(results: Results) -> list[str]:
-    """How many targets were met, each missed one with its target, and how many workloads failed to run.
+    """How many targets were met, missed or too close to call, each row not met with its target, and how many
+    workloads failed to run.
 
     A target is the largest ratio of tensorplug's time to the reference's
-    that a row may have. With settings that judge nothing (--quick), the
-    verdict says so instead.
+    that a row may have; a ratio within TOLERANCE of it either way is too
+    close to call. With settings that judge nothing (--quick), the verdict
+    says so instead.
     """
     failed = f"{len(results.failures)} workload(s) failed to run." if results.failures else ""
     targets = [(row, row.target) for row in results.rows if row.target is not None]
@@ -105,11 +112,19 @@ def verdict(results: Results) -> list[str]:
             f"{len(targets)} rows with a target meet it (run `tensorplug bench` without --quick for a verdict)."
         )
         return [f"{line} {failed}".rstrip()]
-    missed = [(row, target) for row, target in targets if row.ratio > target]
-    head = f"Verdict: {len(targets) - len(missed)} of {len(targets)} targets met"
-    lines = [head + ("; missed:" if missed else ".")]
-    for row, target in missed:
-        lines.append(f"- {row_label(row)}: {row.ratio:.2f}x (target: ≤ {target:.2f}x {row.reference_name})")
+    by_verdict: dict[str, list[tuple[Row, float]]] = {"met": [], "missed": [], "close": []}
+    for row, target in targets:
+        by_verdict[str(row.verdict)].append((row, target))
+    met, missed, close = by_verdict["met"], by_verdict["missed"], by_verdict["close"]
+    lines = [
+        f"Verdict: {len(met)} of {len(targets)} targets met, {len(missed)} missed, {len(close)} too close to call "
+        f"(within {TOLERANCE:.0%} of the target either way, which a busy machine can swing from run to run)."
+    ]
+    for label, rows in (("Missed", missed), ("Too close to call", close)):
+        if rows:
+            lines.append(f"{label}:")
+        for row, target in rows:
+            lines.append(f"- {row_label(row)}: {row.ratio:.2f}x (target: ≤ {target:.2f}x {row.reference_name})")
     if failed:
         lines.append(failed)
     return lines
@@ -169,7 +184,8 @@ def json_report(results: Results) -> dict[str, Any]:
             "tensorplug_seconds": row.tensorplug,
             "ratio": row.ratio,
             "target": row.target,
-            "met": judged(results, row),
+            "met": row.met if results.settings.judged else None,
+            "verdict": judged(results, row),
         }
         for row in results.rows
     ]
@@ -265,7 +281,9 @@ def markdown_report(results: Results) -> str:
             "collector enabled; each side's time is the smallest of its per-round medians (other programs on the "
             "machine only add time). The import row is whole-process time, the smallest per-round median of "
             f"{settings.import_runs} runs. Ratio = tensorplug / reference; a target is the largest ratio a row may "
-            "have (the rows ending in 'tp.function' replay a traced program, the others run op by op).",
+            "have (the rows ending in 'tp.function' replay a traced program, the others run op by op); a ratio "
+            f'within {TOLERANCE:.0%} of its target either way is too close to call ("close"). Each backend\'s rows '
+            "are timed in a process of their own.",
             "",
             "Workloads: the dispatch rows call the kernel directly on 1-element float32 tensors; the recording row "
             f"records {RECORDS_PER_SCOPE} calls per gradient scope (opening and closing the scope included; raw "
