@@ -288,3 +288,37 @@ def test_the_timing_process_skips_lazy_backends_unless_named_and_those_that_do_n
     assert refused.skipped is not None
     assert refused.skipped.startswith("it did not initialise (")
     assert "no device here" in refused.skipped
+
+
+# -- threads ----------------------------------------------------------------------------------------------------------
+
+
+def test_the_timing_processes_run_one_thread_per_library_unless_the_user_chose(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in timing.THREAD_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    one = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    assert timing.thread_setting() == one
+    seen: list[dict[str, str]] = []
+    real_run = subprocess.run
+
+    def fake_run(command: list[str], **options: Any) -> subprocess.CompletedProcess[str]:
+        if command[1:3] != ["-m", "tensorplug._bench.isolated"]:
+            return real_run(command, **options)  # git, asked where the code comes from
+        seen.append(options["env"])
+        return subprocess.CompletedProcess(command, 0, '{"results": [], "skipped": "just looking"}\n')
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    assert isolated.run("numpy", QUICK) == isolated.Outcome(skipped="just looking")
+    assert {name: seen[0][name] for name in one} == one
+    assert "OMP_NUM_THREADS=1, OPENBLAS_NUM_THREADS=1, MKL_NUM_THREADS=1 (tensorplug bench's default" in (
+        report.markdown_report(made_up_results(FULL))
+    )
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    assert timing.thread_setting() == {"OMP_NUM_THREADS": "4"}
+    isolated.run("numpy", QUICK)
+    assert seen[1]["OMP_NUM_THREADS"] == "4"
+    assert "OPENBLAS_NUM_THREADS" not in seen[1]
+    assert "OMP_NUM_THREADS=4 (set by the user)" in report.markdown_report(made_up_results(FULL))

@@ -5,7 +5,8 @@ OpenMP threads and NumPy's OpenBLAS threads on a small machine), and a
 library imported for one backend slows every garbage collection of the next
 one's rows (torch brings some 150,000 objects). So ``tensorplug bench`` times
 each backend, and each comparison library, in a fresh ``python`` process
-running :func:`main`, which prints its results as JSON on stdout.
+running :func:`main`, which prints its results as JSON on stdout, with one
+thread per library unless the user chose a count (``timing.thread_setting``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tensorplug._bench.timing import Settings
+from tensorplug._bench.timing import Settings, thread_setting
 from tensorplug._bench.workloads import BackendResult, Row
 
 AUTOGRAD_GROUP = "autograd"  # the HIPS autograd rows, for comparison
@@ -53,7 +54,7 @@ def run(group: str, settings: Settings, named: bool = False) -> Outcome:
         stdout=subprocess.PIPE,
         stderr=None,
         text=True,
-        env={**os.environ, "PYTHONPATH": path},
+        env={**os.environ, **thread_setting(), "PYTHONPATH": path},
         check=False,
     )
     if child.returncode != 0:

@@ -14,7 +14,7 @@ import numpy as np
 import pluggy
 
 import tensorplug as tp
-from tensorplug._bench.timing import Settings
+from tensorplug._bench.timing import THREAD_VARIABLES, Settings, thread_setting
 from tensorplug._bench.workloads import (
     AUTOGRAD,
     JAX_EAGER,
@@ -201,6 +201,7 @@ def json_report(results: Results) -> dict[str, Any]:
             "import_runs": results.settings.import_runs,
             "rounds": results.settings.rounds,
             "judged": results.settings.judged,
+            "threads": thread_setting(),
         },
         "backends": backends,
         "skipped": results.skipped,
@@ -242,6 +243,14 @@ def source_revision() -> str:
     return f"{commit} (with uncommitted changes to Python files)" if changes else commit
 
 
+def threads_text() -> str:
+    setting = thread_setting()
+    chosen = ", ".join(f"{name}={value}" for name, value in setting.items())
+    if setting == dict.fromkeys(THREAD_VARIABLES, "1"):
+        return f"{chosen} (tensorplug bench's default; set OMP_NUM_THREADS to choose)"
+    return f"{chosen} (set by the user)"
+
+
 def machine_description(results: Results) -> list[str]:
     return [
         f"- platform: {platform.platform()} ({platform.machine()})",
@@ -252,6 +261,7 @@ def machine_description(results: Results) -> list[str]:
         f"- installed backends: {', '.join(tp.list_backends())}",
         f"- source: {source_revision()}",
         f"- load average (1, 5, 15 min) before the run: {results.load_before}; after: {load_average()}",
+        f"- threads of the timing processes: {threads_text()}",
     ]
 
 

@@ -43,6 +43,24 @@ FULL = Settings(seconds_per_repeat=0.1, repeats=5, rounds=5, import_runs=5)
 QUICK = Settings(seconds_per_repeat=0.002, repeats=3, rounds=1, import_runs=3, judged=False)
 
 
+# The libraries' thread counts: OpenMP (torch), OpenBLAS (NumPy's usual BLAS), MKL.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def thread_setting() -> dict[str, str]:
+    """The thread counts the timing processes run with: the user's where any is set, else one for every library.
+
+    One thread keeps the figures from depending on what else the machine
+    runs: a thread pool on a busy machine waits for threads that the system
+    has put aside, for the reference and tensorplug alike, which drowns the
+    overhead being measured (the big MLP step's ratio was 1.0 in some runs
+    and 1.6 in others on two shared cores, and 1.4-1.7 in every run with one
+    thread). ``OMP_NUM_THREADS=4 tensorplug bench`` times with four.
+    """
+    chosen = {name: os.environ[name] for name in THREAD_VARIABLES if os.environ.get(name, "").strip()}
+    return chosen or dict.fromkeys(THREAD_VARIABLES, "1")
+
+
 class Workload:
     """A statement timed in a ``timeit`` loop, with an optional context opened afresh around each repeat.
 
@@ -120,6 +138,7 @@ def compare_processes(reference: str, candidate: str, settings: Settings) -> tup
     .pyc files, compiling the sources would dominate the figure.
     """
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env.update(thread_setting())
     _time_process(reference, env)
     _time_process(candidate, env)
     return min_of_medians(
