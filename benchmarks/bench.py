@@ -8,9 +8,8 @@ Run from the repository root::
     python benchmarks/bench.py --quick    # a few seconds, for smoke tests; writes a file only with --output
 
 It takes the options of ``tensorplug bench`` (``--backend NAME``, ``--json``,
-``--output FILE.md``). The targets are those of issue 8 for the eager rows and
-of issue 14 for the rows through ``tp.function`` (ratios of tensorplug to the
-reference).
+``--output FILE.md``). A row's target is the largest ratio of tensorplug's
+time to the reference's that it may have.
 """
 
 from __future__ import annotations

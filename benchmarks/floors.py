@@ -1,4 +1,4 @@
-"""Where the time of issue 8's unmet workloads goes: the floors under tensorplug's design, measured in one run.
+"""Why the eager workloads that miss their targets miss them: the floors under tensorplug's design, in one run.
 
 ``tensorplug bench`` says how far each workload is from its target; this says
 why, by timing the layers one at a time on the numpy backend, interleaved
@@ -123,7 +123,7 @@ def main(argv: list[str]) -> None:
     if "--quick" in argv:
         REPEATS, SECONDS = 3, 0.002
     tp.set_backend("numpy")
-    print("1. Dispatch of a 1-element float32 Add (numpy backend); ratio to np.add; issue 8's target is 3x\n")
+    print("1. Dispatch of a 1-element float32 Add (numpy backend); ratio to np.add; the target is ≤ 3x\n")
     floors = dispatch_floors()
     base = floors["np.add(a, b)"]
     for name, seconds in floors.items():

@@ -5,7 +5,7 @@
 The 784-256-256-10 MLP SGD step on a batch of 128 (relu, softmax cross-entropy, torch.autograd.grad, an
 in-place update), written in raw PyTorch as tensorplug bench's reference writes it, timed eagerly and after
 ``torch.compile`` (the compile time is printed apart). It tells whether a torch lowering of tp.function
-programs through torch.compile (issue 14) can pay here before anyone builds one.
+programs through torch.compile can pay here before anyone builds one.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     missed is reported, not an error: timings depend on the machine.
     """
     import tensorplug as tp
-    from tensorplug._bench import references, report, timing, workloads
+    from tensorplug._bench import isolated, references, report, timing, workloads
 
     settings = timing.QUICK if args.quick else timing.FULL
     results = report.Results(settings, args.command_line or command_line(args), load_before=report.load_average())
@@ -60,29 +60,17 @@ def run(args: argparse.Namespace) -> int:
             except tp.BackendError as exc:
                 print(f"tensorplug bench: error: {exc}", file=sys.stderr)
                 return 2
-    # Every backend is initialised only when its turn comes: importing torch first would make the numpy rows
-    # pay for torch's ~150,000 objects in each garbage collection (recording: 2.4 -> 3.8 us per kernel).
+    # Each backend's rows are timed in a process of their own, which also initialises it (tensorplug._bench.isolated)
     for name in dict.fromkeys(args.backends or tp.list_backends()):
-        try:
-            backend = tp.backend(name)
-        except tp.BackendError as exc:
-            print(f"tensorplug bench: skipping backend {name!r}: {exc}", file=sys.stderr)
-            results.skipped[name] = f"it did not initialise ({exc})"
-            continue
-        if backend.lazy and not args.backends:
-            why = (
-                "a lazy backend: these workloads on one machine's small arrays time its graph building and "
-                "scheduling, not tensorplug's overhead (`--backend NAME` times them anyway; tensorplug-dask's "
-                "benchmark is benchmarks/dask_regression.py, against dask.array by hand)"
-            )
-            print(f"tensorplug bench: skipping backend {name!r}: {why}", file=sys.stderr)
-            results.skipped[name] = why
-            continue
-        results.backends.append(workloads.bench_backend(name, settings))
+        outcome = isolated.run(name, settings, named=bool(args.backends))
+        if outcome.skipped is not None:
+            print(f"tensorplug bench: skipping backend {name!r}: {outcome.skipped}", file=sys.stderr)
+            results.skipped[name] = outcome.skipped
+        results.backends.extend(outcome.results)
     if not args.backends and not args.no_autograd and references.autograd_available():
-        results.backends.append(workloads.bench_autograd(settings))  # for comparison, as issue 8's table has it
+        results.backends.extend(isolated.run(isolated.AUTOGRAD_GROUP, settings).results)  # for comparison
     if not args.backends and not args.no_jax and references.jax_available():
-        results.backends.extend(workloads.bench_jax(settings))  # beside the traced rows, as issue 14 asks
+        results.backends.extend(isolated.run(isolated.JAX_GROUP, settings).results)  # beside the traced rows
     results.import_row = workloads.bench_import(settings)
 
     if args.json:

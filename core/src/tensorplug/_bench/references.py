@@ -357,7 +357,7 @@ class RawTorchMLP:
 
     def loss_and_weights(self) -> tuple[float, list[np.ndarray]]:
         self.reset()
-        loss = float(self.step())
+        loss = float(self.step().detach())
         return loss, [p.detach().cpu().numpy() for p in self.params]
 
 

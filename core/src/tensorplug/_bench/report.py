@@ -14,8 +14,16 @@ import numpy as np
 import pluggy
 
 import tensorplug as tp
-from tensorplug._bench.timing import Settings
-from tensorplug._bench.workloads import AUTOGRAD, JAX_EAGER, JAX_JIT, RECORDS_PER_SCOPE, BackendResult, Row
+from tensorplug._bench.timing import THREAD_VARIABLES, Settings, thread_setting
+from tensorplug._bench.workloads import (
+    AUTOGRAD,
+    JAX_EAGER,
+    JAX_JIT,
+    RECORDS_PER_SCOPE,
+    TOLERANCE,
+    BackendResult,
+    Row,
+)
 from tensorplug._profile import format_seconds as format_time
 
 
@@ -40,10 +48,15 @@ class Results:
         return [failure for result in self.backends for failure in result.failures]
 
 
-HEADER = ["backend", "workload", "reference", "reference median", "tensorplug median", "ratio", "target", "met"]
+HEADER = ["backend", "workload", "reference", "reference time", "tensorplug time", "ratio", "target", "met"]
 
 
-def table_cells(row: Row) -> list[str]:
+def judged(results: Results, row: Row) -> str | None:
+    """The row's verdict ("met", "missed", "close"): None where it has no target, or the settings judge nothing."""
+    return row.verdict if results.settings.judged else None
+
+
+def table_cells(row: Row, verdict: str | None) -> list[str]:
     backend = "-" if row.backend is None else f"{row.backend} ({row.device})"
     return [
         backend,
@@ -53,19 +66,16 @@ def table_cells(row: Row) -> list[str]:
         format_time(row.tensorplug),
         f"{row.ratio:.2f}x",
         "-" if row.target is None else f"≤ {row.target:.2f}x",
-        met_text(row.met),
+        VERDICT_CELLS[verdict],
     ]
 
 
-def met_text(met: bool | None) -> str:
-    if met is None:
-        return "-"
-    return "yes" if met else "NO"
+VERDICT_CELLS = {None: "-", "met": "yes", "missed": "NO", "close": "close"}
 
 
-def text_table(rows: list[Row]) -> str:
-    """The rows as aligned columns, for a terminal."""
-    cells = [HEADER] + [table_cells(row) for row in rows]
+def text_table(rows: list[Row], judge: bool = True) -> str:
+    """The rows as aligned columns, for a terminal (with an empty "met" column unless ``judge``)."""
+    cells = [HEADER] + [table_cells(row, row.verdict if judge else None) for row in rows]
     widths = [max(len(line[i]) for line in cells) for i in range(len(HEADER))]
     lines = []
     for n, line in enumerate(cells):
@@ -75,21 +85,49 @@ def text_table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def markdown_table(rows: list[Row]) -> str:
+def markdown_table(results: Results) -> str:
     lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
-    lines += ["| " + " | ".join(table_cells(row)) + " |" for row in rows]
+    lines += ["| " + " | ".join(table_cells(row, judged(results, row))) + " |" for row in results.rows]
     return "\n".join(lines)
 
 
-def verdict(results: Results) -> str:
-    """One line: how many targets were met, and how many workloads failed to run."""
-    judged = [row for row in results.rows if row.met is not None]
-    met = [row for row in judged if row.met]
-    line = f"Verdict: {len(met)} of {len(judged)} targets met (issue 8: eager; issue 14: tp.function)"
-    line += "." if len(met) == len(judged) else " (the rows marked NO miss theirs)."
-    if results.failures:
-        line += f" {len(results.failures)} workload(s) failed to run."
-    return line
+def row_label(row: Row) -> str:
+    return row.workload if row.backend is None else f"{row.backend} ({row.device}), {row.workload}"
+
+
+def verdict(results: Results) -> list[str]:
+    """How many targets were met, missed or too close to call, each row not met with its target, and how many
+    workloads failed to run.
+
+    A target is the largest ratio of tensorplug's time to the reference's
+    that a row may have; a ratio within TOLERANCE of it either way is too
+    close to call. With settings that judge nothing (--quick), the verdict
+    says so instead.
+    """
+    failed = f"{len(results.failures)} workload(s) failed to run." if results.failures else ""
+    targets = [(row, row.target) for row in results.rows if row.target is not None]
+    if not results.settings.judged:
+        line = (
+            f"No verdict: --quick times each workload for milliseconds, too briefly to tell whether the "
+            f"{len(targets)} rows with a target meet it (run `tensorplug bench` without --quick for a verdict)."
+        )
+        return [f"{line} {failed}".rstrip()]
+    by_verdict: dict[str, list[tuple[Row, float]]] = {"met": [], "missed": [], "close": []}
+    for row, target in targets:
+        by_verdict[str(row.verdict)].append((row, target))
+    met, missed, close = by_verdict["met"], by_verdict["missed"], by_verdict["close"]
+    lines = [
+        f"Verdict: {len(met)} of {len(targets)} targets met, {len(missed)} missed, {len(close)} too close to call "
+        f"(within {TOLERANCE:.0%} of the target either way, which a busy machine can swing from run to run)."
+    ]
+    for label, rows in (("Missed", missed), ("Too close to call", close)):
+        if rows:
+            lines.append(f"{label}:")
+        for row, target in rows:
+            lines.append(f"- {row_label(row)}: {row.ratio:.2f}x (target: ≤ {target:.2f}x {row.reference_name})")
+    if failed:
+        lines.append(failed)
+    return lines
 
 
 def references_text(results: Results) -> list[str]:
@@ -123,17 +161,19 @@ def references_text(results: Results) -> list[str]:
 
 def print_report(results: Results) -> None:
     """The table, what each backend was measured against, failures and the verdict, on stdout."""
-    print(text_table(results.rows))
+    print(text_table(results.rows, results.settings.judged))
     print()
     for line in references_text(results):
         print(line)
     for failure in results.failures:
         print(f"FAILED: {failure}")
-    print(verdict(results))
+    for line in verdict(results):
+        print(line)
 
 
 def json_report(results: Results) -> dict[str, Any]:
-    """The results as plain data (times in seconds; ``met`` is null where there is no target)."""
+    """The results as plain data (times in seconds; ``met`` is null where there is no target, and on every row
+    when the settings judge nothing)."""
     rows = [
         {
             "backend": row.backend,
@@ -144,7 +184,8 @@ def json_report(results: Results) -> dict[str, Any]:
             "tensorplug_seconds": row.tensorplug,
             "ratio": row.ratio,
             "target": row.target,
-            "met": row.met,
+            "met": row.met if results.settings.judged else None,
+            "verdict": judged(results, row),
         }
         for row in results.rows
     ]
@@ -158,6 +199,9 @@ def json_report(results: Results) -> dict[str, Any]:
             "seconds_per_repeat": results.settings.seconds_per_repeat,
             "repeats": results.settings.repeats,
             "import_runs": results.settings.import_runs,
+            "rounds": results.settings.rounds,
+            "judged": results.settings.judged,
+            "threads": thread_setting(),
         },
         "backends": backends,
         "skipped": results.skipped,
@@ -199,6 +243,14 @@ def source_revision() -> str:
     return f"{commit} (with uncommitted changes to Python files)" if changes else commit
 
 
+def threads_text() -> str:
+    setting = thread_setting()
+    chosen = ", ".join(f"{name}={value}" for name, value in setting.items())
+    if setting == dict.fromkeys(THREAD_VARIABLES, "1"):
+        return f"{chosen} (tensorplug bench's default; set OMP_NUM_THREADS to choose)"
+    return f"{chosen} (set by the user)"
+
+
 def machine_description(results: Results) -> list[str]:
     return [
         f"- platform: {platform.platform()} ({platform.machine()})",
@@ -209,6 +261,7 @@ def machine_description(results: Results) -> list[str]:
         f"- installed backends: {', '.join(tp.list_backends())}",
         f"- source: {source_revision()}",
         f"- load average (1, 5, 15 min) before the run: {results.load_before}; after: {load_average()}",
+        f"- threads of the timing processes: {threads_text()}",
     ]
 
 
@@ -226,18 +279,21 @@ def markdown_report(results: Results) -> str:
             results.command,
             "```",
             "",
-            markdown_table(results.rows),
+            markdown_table(results),
             "",
-            verdict(results),
+            *verdict(results),
             "",
             *references_text(results),
             *failures,
             "",
-            "Medians per call over "
-            f"{settings.repeats} repeats of about {settings.seconds_per_repeat * 1000:g} ms each (reference and "
-            "tensorplug repeats interleaved, garbage collector enabled); the import row is the median whole-process "
-            f"time over {settings.import_runs} runs. Ratio = tensorplug / reference; targets from issue 8 (eager "
-            "rows) and issue 14 (the rows ending in 'tp.function').",
+            f"Times per call: {settings.rounds} round(s) of {settings.repeats} repeats of about "
+            f"{settings.seconds_per_repeat * 1000:g} ms each, reference and tensorplug repeats interleaved, garbage "
+            "collector enabled; each side's time is the smallest of its per-round medians (other programs on the "
+            "machine only add time). The import row is whole-process time, the smallest per-round median of "
+            f"{settings.import_runs} runs. Ratio = tensorplug / reference; a target is the largest ratio a row may "
+            "have (the rows ending in 'tp.function' replay a traced program, the others run op by op); a ratio "
+            f'within {TOLERANCE:.0%} of its target either way is too close to call ("close"). Each backend\'s rows '
+            "are timed in a process of their own.",
             "",
             "Workloads: the dispatch rows call the kernel directly on 1-element float32 tensors; the recording row "
             f"records {RECORDS_PER_SCOPE} calls per gradient scope (opening and closing the scope included; raw "

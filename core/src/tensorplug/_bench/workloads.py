@@ -1,12 +1,11 @@
 """The workloads through tensorplug on one backend, each timed beside its reference; the rows they yield.
 
-The workloads are those of issue 8: a 1-element ``run_kernel`` Add without
-and with a recording tape, the ``+`` operator, the gradient of
-sum(tanh(x*w+b)) for 1-element tensors, one SGD step of a small and of a big
-MLP, and the whole-process time of ``import tensorplug``; and issue 14's: the
-gradient and the two SGD steps again through ``tp.function`` (traced once,
-then replayed). Before any timing, each is checked to compute what its
-reference computes.
+The workloads: a 1-element ``run_kernel`` Add without and with a recording
+tape, the ``+`` operator, the gradient of sum(tanh(x*w+b)) for 1-element
+tensors, one SGD step of a small and of a big MLP, and the whole-process time
+of ``import tensorplug``; then the gradient and the two SGD steps again
+through ``tp.function`` (traced once, then replayed). Before any timing, each
+is checked to compute what its reference computes.
 """
 
 from __future__ import annotations
@@ -57,8 +56,8 @@ SMALL_GRAD_TRACED = SMALL_GRAD + TRACED
 SMALL_MLP_TRACED = SMALL_MLP + TRACED
 BIG_MLP_TRACED = BIG_MLP + TRACED
 
-# The largest ratio tensorplug / reference, per (backend, workload): issue 8's for the eager rows, issue 14's for
-# the traced ones; the other rows are shown only.
+# The targets: the largest ratio tensorplug / reference each (backend, workload) may have; the other rows are
+# shown only.
 TARGETS: dict[tuple[str | None, str], float] = {
     ("numpy", DISPATCH): 3.0,
     ("numpy", RECORDING): 5.0,
@@ -72,6 +71,14 @@ TARGETS: dict[tuple[str | None, str], float] = {
     ("numpy", BIG_MLP_TRACED): 1.05,
     ("torch", BIG_MLP_TRACED): 1.05,
 }
+
+
+# A ratio within this fraction of its target, either way, is too close to call. On a busy machine one run's ratio
+# for the same code moves about that much (six runs, each on two cores shared with two busy processes: the import
+# row's ratio ranged over 1.15-1.30 around its 1.25, the traced big MLP's over 0.94-1.00 around its 1.05), and a
+# verdict that flips between met and missed from one run to the next says nothing; with this margin a row moves at
+# most between met and close, or close and missed.
+TOLERANCE = 0.10
 
 
 class BenchCheckError(TensorplugError, AssertionError):
@@ -91,7 +98,7 @@ class Row:
 
     @property
     def target(self) -> float | None:
-        """The largest ratio issue 8 (eager) or 14 (traced) allows (None: shown for information, no target)."""
+        """The largest ratio tensorplug / reference this row may have (None: shown for information, no target)."""
         return TARGETS.get((self.backend, self.workload))
 
     @property
@@ -99,10 +106,22 @@ class Row:
         return self.tensorplug / self.reference
 
     @property
-    def met(self) -> bool | None:
-        """Whether the ratio is within the target (None when there is no target)."""
+    def verdict(self) -> str | None:
+        """ "met", "missed", or "close" (within TOLERANCE of the target either way); None where there is no target."""
         target = self.target
-        return None if target is None else self.ratio <= target
+        if target is None:
+            return None
+        if self.ratio <= target / (1 + TOLERANCE):
+            return "met"
+        if self.ratio > target * (1 + TOLERANCE):
+            return "missed"
+        return "close"
+
+    @property
+    def met(self) -> bool | None:
+        """Whether the target is met (True) or missed (False); None where there is no target or it is too close."""
+        verdict = self.verdict
+        return None if verdict in (None, "close") else verdict == "met"
 
 
 @dataclass

@@ -11,6 +11,7 @@ from torch.utils.dlpack import from_dlpack as torch_from_dlpack
 
 from tensorplug import Backend, BackendError
 from tensorplug_torch._probe import ENV_DEVICE
+from tensorplug_torch._threads import warn_if_oversubscribed
 
 DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32,
@@ -51,6 +52,8 @@ class TorchBackend(Backend):
         self.torch_device = pick_device(device)
         self.device = str(self.torch_device)
         self.is_cuda = self.torch_device.type == "cuda"
+        if not self.is_cuda:
+            warn_if_oversubscribed()  # torch's CPU threads against the cores free for them
 
     def from_host(self, array: np.ndarray) -> Any:
         if not array.flags.c_contiguous:  # (np.ascontiguousarray would also turn a 0-d array into 1-d)
