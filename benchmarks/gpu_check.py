@@ -6,7 +6,9 @@ Run on a machine with CUDA and the torch backend installed:
     python benchmarks/gpu_check.py --no-tests # timings only
 
 It prints the pytest summary of tests/torch run with TENSORPLUG_TORCH_DEVICE=cuda
-(so every conformance case and gradient check runs on the GPU), then the
+(so every conformance case and gradient check runs on the GPU), and, where the
+numpy backend is installed too, of the differential tests (every conformance
+case on numpy and on the GPU, compared), then the
 big MLP SGD step through tensorplug on torch-CUDA against the same step in
 raw PyTorch eager mode (medians, with the device synchronised), and the
 ratio (target: at most 1.10).
@@ -37,10 +39,16 @@ def main() -> int:
     status = 0
     if not args.no_tests:
         env = {**os.environ, "TENSORPLUG_TORCH_DEVICE": "cuda"}
-        tests = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/torch"], cwd=ROOT, env=env
-        )
-        status = tests.returncode
+        import tensorplug as tp
+
+        suites = [["tests/torch"]]
+        if "numpy" in tp.list_backends():
+            suites.append(["tests/all/test_differential.py", "tests/all/test_bad_input_differential.py"])
+        for suite in suites:
+            tests = subprocess.run(
+                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *suite], cwd=ROOT, env=env
+            )
+            status = status or tests.returncode
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import bench
 

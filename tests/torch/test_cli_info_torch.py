@@ -12,6 +12,7 @@ import torch
 
 def test_info_init_makes_torch_the_default_on_its_device() -> None:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("TENSORPLUG_")}
+    environ["TENSORPLUG_PLUGINS"] = "torch"  # torch alone, whatever else this Python has installed
     done = subprocess.run(
         [sys.executable, "-m", "tensorplug", "info", "--json", "--init"],
         capture_output=True,
