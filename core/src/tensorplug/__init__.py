@@ -255,10 +255,11 @@ __all__ = [
 __all__ += ops.__all__
 # tp.time is public but stays out of __all__: `from tensorplug import *` must not shadow the time module.
 
+from tensorplug import gradients as _builtin_gradients  # noqa: E402
 from tensorplug._plugins import _truthy  # noqa: E402
 from tensorplug._plugins import load_plugins as _load_plugins  # noqa: E402
 
-_load_plugins()
+_load_plugins(_builtin_gradients, __version__)
 
 if _truthy("TENSORPLUG_DEBUG"):  # debug mode for the whole process: every thread's kernels are checked
     from tensorplug._debug import enable_everywhere as _enable_debug

@@ -20,7 +20,7 @@ from typing import Any, Literal, NamedTuple
 
 from tensorplug._dtypes import FLOAT_DTYPES, is_floating
 from tensorplug._errors import GradientError, InvalidArgumentError
-from tensorplug._observe import everywhere
+from tensorplug._observe import everywhere, gradient_made
 from tensorplug._registry import GradientSpec, gradient_registry, resolve
 from tensorplug._state import Record, Tape, new_record, no_grad, state
 from tensorplug._tensor import Tensor, Variable, describe, live_variables
@@ -221,10 +221,8 @@ def _accumulate(grads: dict[int, Tensor], record: Record, name: str, x: Tensor, 
             f"the gradient of kernel {record.kernel_name!r} for input {name!r} is {describe(g)}, "
             f"but the input is {describe(x)}; a gradient must match its input's shape and dtype"
         )
-    if state.observers is not None or everywhere:  # debug mode may be on: it checks what no kernel made, too
-        from tensorplug._debug import check_gradient
-
-        check_gradient(record.kernel_name, name, g)
+    if state.observers is not None or everywhere:  # an observer may watch gradients (debug mode checks them)
+        gradient_made(record.kernel_name, name, g)
     previous = grads.get(id(x))
     grads[id(x)] = g if previous is None else add(previous, g)
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from tensorplug._function import Program
+    from tensorplug._program import Program
 
 
 class Backend:

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 import numpy as np
 
 from tensorplug._errors import NonFiniteError
-from tensorplug._observe import KernelCall, Observer, everywhere, observing
+from tensorplug._observe import KernelCall, Observer, observing
 from tensorplug._state import state
 from tensorplug._tensor import spec_text
 
@@ -59,7 +59,7 @@ R = TypeVar("R")
 
 
 class _Checker:
-    """The observer of debug mode: raise at the first kernel output holding NaN or inf."""
+    """The observer of debug mode: raise at the first kernel output or gradient holding NaN or inf."""
 
     synchronize = False  # reading the check's result waits for the device anyway
 
@@ -77,14 +77,43 @@ class _Checker:
                 raise _kernel_error(call, index)
         return None
 
+    def gradient_made(self, of: str, input_name: str, g: Tensor) -> None:
+        """Raise if ``g``, the gradient the gradient of kernel ``of`` gives input ``input_name``, holds NaN or inf.
+
+        A gradient a kernel made was checked when the kernel ran; this catches
+        what no kernel made (host data returned by a custom gradient, say).
+        The tape calls it only while debug mode is on (through ``tensorplug._observe.gradient_made``).
+        """
+        backend = g._backend
+        if backend.lazy:
+            message = (
+                f"debug mode (checked when computed, on lazy backend {backend.name!r}): in the backward pass, the "
+                f"gradient of {of!r} returned NaN or inf for its input {input_name!r} ({_storage(backend, g._data)}). "
+                "No kernel made it: it came from host data (tp.tensor(...) returned by a tp.custom_grad gradient or a "
+                "registered gradient, or the dy passed to tp.grad). Return finite values from that gradient function."
+            )
+            g._data = backend.check_finite(g._data, message, kernel=of, gradient_of=of)
+            return
+        if backend.all_finite(g._data):
+            return
+        nan, inf, where = _count(backend, g._data)
+        raise NonFiniteError(
+            f"debug mode: in the backward pass, the gradient of {of!r} returned {_amount(nan, inf)} of "
+            f"{_elements(g.size)}{where} for its input {input_name!r} ({_storage(backend, g._data)} on backend "
+            f"{backend.name!r}, device {backend.device}). No kernel that debug mode watched made it: it was made "
+            "outside kernels (host data such as tp.tensor(...) returned by a tp.custom_grad gradient or a registered "
+            "gradient, or the dy passed to tp.grad). Return finite values from that gradient function, or check "
+            "the data it captures.",
+            kernel=of,
+            backend=backend.name,
+            gradient_of=of,
+            nan=nan,
+            inf=inf,
+        )
+
 
 _CHECKER = _Checker()
 _for_good: AbstractContextManager[None] | None = None  # the block TENSORPLUG_DEBUG=1 entered, never left
-
-
-def checking() -> bool:
-    """Whether debug mode checks the kernels of the calling thread."""
-    return _CHECKER in everywhere or _CHECKER in (state.observers or ())
 
 
 class debug:  # noqa: N801 - used like a function, as tp.no_grad
@@ -151,43 +180,6 @@ def enable_everywhere() -> None:
         observer: Observer = _CHECKER
         _for_good = observing(observer, all_threads=True)
         _for_good.__enter__()  # never left (held here: a collected generator would leave it)
-
-
-def check_gradient(of: str, input_name: str, g: Tensor) -> None:
-    """Raise if ``g``, the gradient the gradient of kernel ``of`` gives input ``input_name``, holds NaN or inf.
-
-    A gradient a kernel made was checked when the kernel ran; this catches
-    what no kernel made (host data returned by a custom gradient, say).
-    Nothing is checked outside debug mode.
-    """
-    backend = g._backend
-    if not checking():
-        return
-    if backend.lazy:
-        message = (
-            f"debug mode (checked when computed, on lazy backend {backend.name!r}): in the backward pass, the "
-            f"gradient of {of!r} returned NaN or inf for its input {input_name!r} ({_storage(backend, g._data)}). "
-            "No kernel made it: it came from host data (tp.tensor(...) returned by a tp.custom_grad gradient or a "
-            "registered gradient, or the dy passed to tp.grad). Return finite values from that gradient function."
-        )
-        g._data = backend.check_finite(g._data, message, kernel=of, gradient_of=of)
-        return
-    if backend.all_finite(g._data):
-        return
-    nan, inf, where = _count(backend, g._data)
-    raise NonFiniteError(
-        f"debug mode: in the backward pass, the gradient of {of!r} returned {_amount(nan, inf)} of "
-        f"{_elements(g.size)}{where} for its input {input_name!r} ({_storage(backend, g._data)} on backend "
-        f"{backend.name!r}, device {backend.device}). No kernel that debug mode watched made it: it was made outside "
-        "kernels (host data such as tp.tensor(...) returned by a tp.custom_grad gradient or a registered "
-        "gradient, or the dy passed to tp.grad). Return finite values from that gradient function, or check "
-        "the data it captures.",
-        kernel=of,
-        backend=backend.name,
-        gradient_of=of,
-        nan=nan,
-        inf=inf,
-    )
 
 
 # -- the message ------------------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from tensorplug._state import state
 
 if TYPE_CHECKING:
     from tensorplug._backend import Backend
+    from tensorplug._tensor import Tensor
 
 KernelFunc = Any
 
@@ -58,6 +59,16 @@ class Observer(Protocol):
     synchronize: bool
 
     def kernel_ran(self, call: KernelCall) -> tuple[Any, ...] | None: ...
+
+
+class GradientObserver(Observer, Protocol):
+    """An observer that also sees each gradient the backward pass adds up (debug mode checks it for NaN or inf).
+
+    ``gradient_made(of, input_name, gradient)`` runs for every gradient, kernel-made or not, that the tape
+    adds to an input while the observer is active; it may raise (the error reaches ``tp.grad``'s caller).
+    """
+
+    def gradient_made(self, of: str, input_name: str, gradient: Tensor) -> None: ...
 
 
 everywhere: list[Observer] = []  # observers of every thread (debug mode set by the environment)
@@ -103,6 +114,16 @@ class ObservedKernel:
 
     def __repr__(self) -> str:
         return f"<ObservedKernel {self.name!r}: {self.fn!r}>"
+
+
+def gradient_made(of: str, input_name: str, gradient: Tensor) -> None:
+    """Show ``gradient``, which the gradient of kernel ``of`` gave input ``input_name``, to the active observers
+    of this thread (and of every thread) that watch gradients. The tape calls it only while some observer is on."""
+    observers = (*(state.observers or ()), *everywhere)
+    for observer in observers:
+        made = getattr(observer, "gradient_made", None)  # a GradientObserver
+        if made is not None:
+            made(of, input_name, gradient)
 
 
 @contextlib.contextmanager

@@ -151,24 +151,22 @@ def plugins() -> list[PluginInfo]:
     return list(_infos)
 
 
-def load_plugins() -> None:
-    """Register the built-in plugin, then discover and load the installed ones (called on import).
+def load_plugins(builtin: ModuleType, version: str) -> None:
+    """Register the built-in plugin (the module ``builtin`` of tensorplug ``version``), then discover and load
+    the installed ones (called on import, by the package, which hands the built-in gradients down).
 
     If anything escapes (strict mode's PluginError, a KeyboardInterrupt while a slow plugin imports), every
     plugin is taken back first, so that importing tensorplug again in the same process starts afresh.
     """
     try:
-        _load_all()
+        _load_all(builtin, version)
     except BaseException:
         _unload_all()
         raise
 
 
-def _load_all() -> None:
-    from tensorplug import __version__
-    from tensorplug import gradients as builtin
-
-    builtin_info = PluginInfo(BUILTIN, BUILTIN, __version__, builtin.__name__, "loaded")
+def _load_all(builtin: ModuleType, version: str) -> None:
+    builtin_info = PluginInfo(BUILTIN, BUILTIN, version, builtin.__name__, "loaded")
     _infos.append(builtin_info)
     _load(builtin, builtin_info, LAYER_BUILTIN, 0, strict=True)
     settings = Settings.from_environment()  # before any plugin module is imported

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import threading
-from typing import Any, NamedTuple
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+if TYPE_CHECKING:
+    from tensorplug._errors import KernelError
+    from tensorplug._tensor import Tensor, Variable
 
 
 class Tape:
@@ -63,6 +68,40 @@ new_record = tuple.__new__
 Python-level ``__new__`` (the recording hot path)."""
 
 
+class TracerHooks(Protocol):
+    """What the layers below tracing ask of the tracer of a ``tp.function`` being traced in this thread.
+
+    Tensors, variables, indexing and the optimizers tell the tracer (``tensorplug._tracer.Tracer``) what a
+    replay must redo or cannot redo through these calls alone; they never import tracing.
+    """
+
+    def read_back(self, t: Tensor, why: str) -> None:
+        """``t``'s value leaves the tensor world (read to Python, exported, moved)."""
+
+    def variable_storage(self, v: Variable) -> Any:
+        """``v``'s storage as the tracing thread sees it."""
+
+    def assigned(self, v: Variable, raw: Any) -> None:
+        """``v.assign`` gave ``v`` the storage ``raw`` in this thread."""
+
+    def variable_changed(self, v: Variable) -> None:
+        """``v``'s storage was replaced other than by ``assign`` (moved, disposed)."""
+
+    def translate_errors(
+        self, error: Callable[[KernelError], Exception] | None
+    ) -> Callable[[KernelError], Exception] | None:
+        """From now on a failing replayed kernel raises ``error(kernel_error)``; returns the previous translation."""
+
+    def on_replay(self, callback: Callable[[], Any], undo: Callable[[], Any] | None = None) -> None:
+        """Run ``callback()`` at the start of every replay (``undo()`` when the replay fails)."""
+
+    def host_values(self, compute: Callable[[], Sequence[Any]], values: Sequence[Any], dtype: str) -> list[Tensor]:
+        """``values`` as tensors of ``dtype`` that a replay makes again from ``compute()``."""
+
+    def guard(self, check: Callable[[], bool]) -> None:
+        """Before each replay, ``check()``: False means trace again."""
+
+
 class ThreadState(threading.local):
     """What is per thread: the recording tape (None while not recording or in no_grad), the gradient
     overrides of the enclosing scopes (kernel name -> GradientSpec, None outside any scope), the kernel
@@ -79,7 +118,7 @@ class ThreadState(threading.local):
         self.gradient_of: str | None = None  # during backprop: the kernel whose gradient is being computed
         self.outer_tapes: list[Tape | None] = []  # what each active no_grad replaced, innermost last
         self.outer_overrides: list[dict[str, Any] | None] = []  # what each active override scope replaced
-        self.tracer: Any = None  # while tp.function traces in this thread: its tracer (see tensorplug._tracer)
+        self.tracer: TracerHooks | None = None  # while tp.function traces in this thread: its tracer
 
 
 state = ThreadState()
