@@ -75,6 +75,7 @@ def test_gradient_override_and_restore() -> None:
     assert tp.grad(tp.square)(x).item() == 4.0
 
 
+@pytest.mark.usefixtures("registries")
 def test_a_new_op_with_its_own_kernel_and_gradient() -> None:
     @tp.register_kernel("Cube", "numpy")
     def cube(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
@@ -88,12 +89,8 @@ def test_a_new_op_with_its_own_kernel_and_gradient() -> None:
     def op(x: tp.Tensor) -> tp.Tensor:
         return tp.run_kernel("Cube", {"x": x})  # type: ignore[no-any-return]
 
-    try:
-        assert op(tp.tensor([2.0])).tolist() == [8.0]
-        tp.testing.check_grads(op, [tp.tensor([0.5, -1.5])], order=2)
-    finally:
-        tp.unregister_kernel("Cube", "numpy")
-        tp.unregister_gradient("Cube")
+    assert op(tp.tensor([2.0])).tolist() == [8.0]
+    tp.testing.check_grads(op, [tp.tensor([0.5, -1.5])], order=2)
 
 
 def test_registration_rejects_non_callables() -> None:
@@ -135,27 +132,21 @@ def test_register_gradient_refuses_a_name_differing_only_in_case() -> None:
     assert tp.gradient_stack("relu") == []
 
 
+@pytest.mark.usefixtures("registries")
 def test_register_gradient_refuses_a_near_miss_unless_told_it_is_a_new_kernel() -> None:
     with pytest.raises(tp.RegistrationError, match=r"'Rleu' is not a known kernel .*did you mean 'Relu'\?.*new_kernel"):
         tp.register_gradient("Rleu", lambda dy, saved, attrs: (dy,))
     assert tp.get_gradient("Rleu") is None
     tp.register_gradient("Rleu", lambda dy, saved, attrs: (dy,), new_kernel=True)
-    try:
-        assert tp.get_gradient("Rleu").source == "runtime"  # type: ignore[union-attr]
-    finally:
-        tp.unregister_gradient("Rleu")
+    assert tp.get_gradient("Rleu").source == "runtime"  # type: ignore[union-attr]
 
 
+@pytest.mark.usefixtures("registries")
 def test_register_gradient_accepts_a_new_kernel_before_or_after_its_kernel() -> None:
     tp.register_gradient("Cube", lambda dy, saved, attrs: (dy,))  # far from every known name: no flag needed
     tp.register_kernel("Gelu", "numpy", lambda inputs, attrs, backend: inputs["x"])
-    try:
-        tp.register_gradient("Gelu", lambda dy, saved, attrs: (dy,))  # its kernel exists: no flag needed
-        assert tp.get_gradient("Gelu") is not None
-    finally:
-        tp.unregister_gradient("Cube")
-        tp.unregister_gradient("Gelu")
-        tp.unregister_kernel("Gelu", "numpy")
+    tp.register_gradient("Gelu", lambda dy, saved, attrs: (dy,))  # its kernel exists: no flag needed
+    assert tp.get_gradient("Gelu") is not None
 
 
 # -- LayeredRegistry.restore: what a failed plugin's rollback uses -----------------------------------------------------
