@@ -31,16 +31,8 @@ settings.load_profile(os.environ.get("TENSORPLUG_HYPOTHESIS_PROFILE", "ci"))
 
 @pytest.fixture
 def registries() -> Iterator[None]:
-    """Whatever the test registers or unregisters (kernels, gradients, gradient sets) is undone after it.
+    """Whatever the test registers or unregisters (kernels, gradients, gradient sets) is undone after it."""
+    from registry_state import restored_registries
 
-    Built on the registries' own snapshot and restore, as a plugin that fails to load is rolled back: what was
-    added goes, what was removed comes back, in its place in its stack. A kernel's ``dispose`` hook is not
-    called; a test of that hook unregisters by hand. Backends are not covered (tests/unit's conftest puts
-    those back).
-    """
-    from tensorplug._plugin_guard import REGISTRIES  # the registries a plugin's rollback restores
-
-    saved = [(registry, registry.snapshot()) for registry in REGISTRIES]
-    yield
-    for registry, before in saved:
-        registry.restore(before)
+    with restored_registries():
+        yield

@@ -17,7 +17,6 @@ from box_backend import BoxBackend, Boxed, box_add, box_multiply, box_neg
 import tensorplug as tp
 from tensorplug import kernel_names as K
 from tensorplug._engine import FallbackKernel, engine
-from tensorplug._registry import BackendSpec
 from tensorplug.testing import Case, all_cases, run_case
 
 NATIVE = {K.ADD: box_add, K.MULTIPLY: box_multiply, K.NEG: box_neg}
@@ -185,13 +184,13 @@ def test_a_cycle_is_refused_when_it_is_registered() -> None:
     with pytest.raises(tp.RegistrationError, match=r"cycle \(c -> c\)"):
         tp.register_backend("c", BoxBackend, fallback="c")
     with pytest.raises(tp.RegistrationError, match="fallback must be a backend name"):
-        engine.add_backend(BackendSpec("d", BoxBackend, fallback=""))
+        engine.add_backend(tp.BackendSpec("d", BoxBackend, fallback=""))
     assert "b" not in tp.list_backends()
 
 
 def test_a_cycle_that_got_past_registration_is_reported_when_used(monkeypatch: pytest.MonkeyPatch) -> None:
     tp.register_backend("a", BoxBackend, fallback="b")
-    monkeypatch.setitem(engine.specs, "b", BackendSpec("b", BoxBackend, fallback="a"))
+    monkeypatch.setitem(engine.specs, "b", tp.BackendSpec("b", BoxBackend, fallback="a"))
     tp.set_backend("a")
     with pytest.raises(tp.BackendError, match="fallbacks of backend 'a' form a cycle: a -> b"):
         tp.sin(tp.tensor([1.0]))
@@ -221,7 +220,7 @@ def test_a_fallback_that_fails_to_initialise_is_named() -> None:
 
 
 def test_a_plugin_style_spec_declares_a_fallback() -> None:
-    engine.add_backend(BackendSpec("declared", BoxBackend, -5, "some-dist", fallback="numpy"))
+    engine.add_backend(tp.BackendSpec("declared", BoxBackend, -5, "some-dist", fallback="numpy"))
     tp.set_backend("declared")
     with pytest.warns(tp.FallbackWarning, match="'declared' has no kernel 'Add'"):
         assert (tp.tensor([1.0]) + 1.0).tolist() == [2.0]

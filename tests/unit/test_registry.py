@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from registry_state import restored_registries
 
 import tensorplug as tp
 from tensorplug import kernel_names as K
@@ -168,4 +169,23 @@ def test_restore_brings_back_removed_entries_and_drops_added_ones() -> None:
     assert [s.source for s in tp.gradient_stack("Exp")] == ["tensorplug"]
     assert tp.get_gradient("RestoreProbe") is None
     assert gradient_registry.keys() == keys  # in their order
+    assert tp.grad(lambda x: tp.sum(tp.relu(x)))(tp.tensor([-1.0, 2.0])).tolist() == [0.0, 1.0]
+
+
+def test_the_registries_fixture_puts_kernels_gradients_and_gradient_sets_back() -> None:
+    def seven(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        return inputs["a"] * 0 + 7
+
+    kernels, relu, sets = tp.kernel_stack("Add", "numpy"), tp.gradient_stack("Relu"), tp.gradient_sets()
+    with restored_registries():
+        tp.register_kernel("Add", "numpy", seven, override=True)
+        tp.register_kernel("IsolationProbe", "numpy", seven)
+        tp.unregister_gradient("Relu")
+        tp.register_gradient_set("isolation_probe", lambda: [], "a set that is undone")
+        assert (tp.tensor([1.0]) + 1.0).tolist() == [7.0]
+    assert tp.kernel_stack("Add", "numpy") == kernels
+    assert tp.get_kernel("IsolationProbe", "numpy") is None
+    assert tp.gradient_stack("Relu") == relu
+    assert tp.gradient_sets() == sets
+    assert (tp.tensor([1.0]) + 1.0).tolist() == [2.0]  # the dispatch table follows
     assert tp.grad(lambda x: tp.sum(tp.relu(x)))(tp.tensor([-1.0, 2.0])).tolist() == [0.0, 1.0]
