@@ -1,6 +1,7 @@
 """The profile of a known computation, worked out by hand, shared by tests/unit/test_profile.py (numpy) and
 tests/all/test_profile_torch.py (torch): both backends must run the same kernels with the same shapes, dtypes,
-bytes and phases."""
+bytes and phases. ``assert_unobserved`` also serves the debug tests (tests/unit/test_debug.py and
+tests/all/test_debug_torch.py)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,12 @@ from tensorplug._state import state
 
 
 def assert_unobserved(backend: str) -> None:
-    """No observer is left, and the dispatch tables (of ``backend``, the active one) hold the kernels themselves."""
+    """No observer, tape or backprop phase is left, and the dispatch tables (of ``backend``, the active one) hold the
+    kernels themselves. Shared by the profile and debug tests of every backend."""
     assert engine.observing == 0
     assert state.observers is None
+    assert state.tape is None
+    assert state.gradient_of is None
     for table in engine.tables.values():
         assert not any(isinstance(fn, ObservedKernel) for fn in table.values())
     x = tp.tensor([1.0, 2.0])

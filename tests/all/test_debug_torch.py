@@ -10,21 +10,15 @@ import math
 
 import pytest
 import torch
+from profile_expectation import assert_unobserved
 
 import tensorplug as tp
-from tensorplug._engine import engine
-from tensorplug._observe import ObservedKernel
-from tensorplug._state import state
 
 pytestmark = pytest.mark.usefixtures("on_torch")
 
 
 def _assert_clean() -> None:
-    assert engine.observing == 0
-    assert state.observers is None
-    assert state.gradient_of is None
-    for table in engine.tables.values():
-        assert not any(isinstance(fn, ObservedKernel) for fn in table.values())
+    assert_unobserved("torch")
     assert math.isnan(tp.log(tp.tensor(-1.0)).item())  # unchecked again
     assert tp.grad(lambda x: tp.sum(x * x))(tp.tensor([1.0, 3.0])).tolist() == [2.0, 6.0]
 

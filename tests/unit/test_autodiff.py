@@ -101,32 +101,27 @@ def test_records_only_kernels_touching_watched_tensors() -> None:
     assert y.tolist() == [11.0, 26.0]
 
 
+@pytest.mark.usefixtures("registries")
 def test_pruning_skips_branches_off_the_path() -> None:
     @tp.register_kernel("NoGradSquare", "numpy")
     def no_grad_square(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
         return inputs["x"] * inputs["x"]
 
-    try:
+    def f(x: tp.Tensor) -> tp.Tensor:
+        tp.run_kernel("NoGradSquare", {"x": x})  # a dead branch with no gradient: never differentiated
+        return x * 3.0
 
-        def f(x: tp.Tensor) -> tp.Tensor:
-            tp.run_kernel("NoGradSquare", {"x": x})  # a dead branch with no gradient: never differentiated
-            return x * 3.0
+    assert tp.grad(f)(tp.tensor(2.0)).item() == 3.0
 
-        assert tp.grad(f)(tp.tensor(2.0)).item() == 3.0
-
-        with pytest.raises(tp.GradientError, match="no gradient is registered for kernel 'NoGradSquare'"):
-            tp.grad(lambda x: tp.run_kernel("NoGradSquare", {"x": x}))(tp.tensor(2.0))
-    finally:
-        tp.unregister_kernel("NoGradSquare", "numpy")
+    with pytest.raises(tp.GradientError, match="no gradient is registered for kernel 'NoGradSquare'"):
+        tp.grad(lambda x: tp.run_kernel("NoGradSquare", {"x": x}))(tp.tensor(2.0))
 
 
+@pytest.mark.usefixtures("registries")
 def test_not_differentiable_kernel_is_a_clear_error() -> None:
     tp.register_gradient("Relu", None, override=True)
-    try:
-        with pytest.raises(tp.GradientError, match="'Relu' is not differentiable"):
-            tp.grad(tp.relu)(tp.tensor(1.0))
-    finally:
-        tp.unregister_gradient("Relu")
+    with pytest.raises(tp.GradientError, match="'Relu' is not differentiable"):
+        tp.grad(tp.relu)(tp.tensor(1.0))
 
 
 def test_exceptions_inside_f_leave_no_tape_behind() -> None:
@@ -142,38 +137,31 @@ def test_exceptions_inside_f_leave_no_tape_behind() -> None:
     assert state.tape is None
 
 
+@pytest.mark.usefixtures("registries")
 def test_gradient_contract_is_checked() -> None:
     @tp.register_gradient("Square", inputs_to_save=["x"], override=True)
     def wrong_shape(dy: tp.Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> Any:
         return (tp.sum(dy),)
 
-    try:
-        with pytest.raises(tp.GradientError, match=r"kernel 'Square' for input 'x' is float32\[\]"):
-            tp.grad(tp.square)(tp.tensor([1.0, 2.0]))
-    finally:
-        tp.unregister_gradient("Square")
+    with pytest.raises(tp.GradientError, match=r"kernel 'Square' for input 'x' is float32\[\]"):
+        tp.grad(tp.square)(tp.tensor([1.0, 2.0]))
 
     @tp.register_gradient("Square", override=True)
     def wrong_count(dy: tp.Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> Any:
         return (dy, dy)
 
-    try:
-        with pytest.raises(tp.GradientError, match=r"'Square' \(from runtime\) returned 2 entries for 1 inputs"):
-            tp.grad(tp.square)(tp.tensor([1.0, 2.0]))
-    finally:
-        tp.unregister_gradient("Square")
+    with pytest.raises(tp.GradientError, match=r"'Square' \(from runtime\) returned 2 entries for 1 inputs"):
+        tp.grad(tp.square)(tp.tensor([1.0, 2.0]))
 
 
+@pytest.mark.usefixtures("registries")
 def test_gradient_may_return_a_dict_by_input_name() -> None:
     @tp.register_gradient("Sub", override=True)
     def sub_by_name(dy: tp.Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> Any:
         return {"b": tp.neg(dy) * 10.0}
 
-    try:
-        ga, gb = tp.grads(lambda a, b: a - b + a)([tp.tensor(1.0), tp.tensor(2.0)])
-        assert (ga.item(), gb.item()) == (1.0, -10.0)  # a gets only the "+ a" path
-    finally:
-        tp.unregister_gradient("Sub")
+    ga, gb = tp.grads(lambda a, b: a - b + a)([tp.tensor(1.0), tp.tensor(2.0)])
+    assert (ga.item(), gb.item()) == (1.0, -10.0)  # a gets only the "+ a" path
 
 
 def test_no_grad_and_stop_gradient() -> None:
@@ -308,6 +296,7 @@ def test_second_order_through_a_join_of_one_tensor(join: Any) -> None:
     assert tp.grad(lambda v: tp.sum(first(v)))(tp.tensor([1.0, 2.0])).tolist() == [6.0, 12.0]
 
 
+@pytest.mark.usefixtures("registries")
 def test_a_runtime_kernel_returning_a_list_of_one_gets_a_list_of_dy() -> None:
     seen: list[Any] = []
 
@@ -320,18 +309,13 @@ def test_a_runtime_kernel_returning_a_list_of_one_gets_a_list_of_dy() -> None:
         seen.append(dy)
         return (dy[0] * 2.0,)
 
-    try:
+    def f(v: tp.Tensor) -> tp.Tensor:
+        (piece,) = tp.run_kernel("DoubledPieces", {"x": v})
+        return tp.sum(piece)
 
-        def f(v: tp.Tensor) -> tp.Tensor:
-            (piece,) = tp.run_kernel("DoubledPieces", {"x": v})
-            return tp.sum(piece)
-
-        assert tp.grad(f)(tp.tensor([1.0])).tolist() == [2.0]
-        assert isinstance(seen[0], list)
-        assert len(seen[0]) == 1
-    finally:
-        tp.unregister_gradient("DoubledPieces")
-        tp.unregister_kernel("DoubledPieces", "numpy")
+    assert tp.grad(f)(tp.tensor([1.0])).tolist() == [2.0]
+    assert isinstance(seen[0], list)
+    assert len(seen[0]) == 1
 
 
 def test_custom_grad_returning_a_list_of_one_gets_a_list_of_dy() -> None:

@@ -140,15 +140,13 @@ def test_another_backend_is_measured_against_raw_numpy_without_targets(twin: str
     assert lines == ["- backend twin (cpu): against raw NumPy (the reference for every backend other than torch)"]
 
 
+@pytest.mark.usefixtures("registries")
 def test_a_wrong_kernel_fails_its_workloads_and_the_others_still_run(twin: str) -> None:
     def wrong_tanh(inputs: dict[str, Any], attrs: dict[str, Any], backend: object) -> np.ndarray:
         return np.tanh(inputs["x"]) + np.float32(0.5)
 
     tp.register_kernel("Tanh", twin, wrong_tanh)
-    try:
-        result = bench_quietly(twin)
-    finally:
-        tp.unregister_kernel("Tanh", twin)
+    result = bench_quietly(twin)
     assert len(result.failures) == 2  # the gradient, eager and traced; the MLPs use no tanh
     assert result.failures[0].startswith("grad of sum(tanh(x*w+b)), 1 element on backend 'twin': BenchCheckError")
     assert result.failures[1].startswith(

@@ -8,7 +8,6 @@ runs on "numpy" through the fallback.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -18,7 +17,6 @@ from box_backend import BoxBackend, Boxed, box_add, box_multiply, box_neg
 import tensorplug as tp
 from tensorplug import kernel_names as K
 from tensorplug._engine import FallbackKernel, engine
-from tensorplug._registry import BackendSpec
 from tensorplug.testing import Case, all_cases, run_case
 
 NATIVE = {K.ADD: box_add, K.MULTIPLY: box_multiply, K.NEG: box_neg}
@@ -35,20 +33,14 @@ def _register_box(name: str = "box", fallback: str | None = "numpy") -> None:
         tp.register_kernel(kernel, name, fn)
 
 
-def _unregister_box(name: str = "box") -> None:
-    for kernel in NATIVE:
-        tp.unregister_kernel(kernel, name)
-
-
 @pytest.fixture
-def box() -> Iterator[BoxBackend]:
-    """The partial backend, active; the unit conftest removes the backend afterwards."""
+def box(registries: None) -> BoxBackend:
+    """The partial backend, active; its kernels go with ``registries``, the backend with the unit conftest's fixture."""
     _register_box()
     tp.set_backend("box")
     backend = tp.backend()
     assert isinstance(backend, BoxBackend)
-    yield backend
-    _unregister_box()
+    return backend
 
 
 def _fallback_warnings(caught: list[warnings.WarningMessage]) -> list[str]:
@@ -132,13 +124,10 @@ def test_no_second_warning_when_the_table_is_rebuilt(box: BoxBackend) -> None:
     with pytest.warns(tp.FallbackWarning):
         tp.sin(x)
     tp.register_kernel(K.SUB, "box", lambda inputs, attrs, backend: Boxed(inputs["a"].array - inputs["b"].array))
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            tp.sin(x)
-        assert _fallback_warnings(caught) == []
-    finally:
-        tp.unregister_kernel(K.SUB, "box")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tp.sin(x)
+    assert _fallback_warnings(caught) == []
 
 
 def test_fallback_warning_is_exported_and_a_user_warning() -> None:
@@ -195,30 +184,29 @@ def test_a_cycle_is_refused_when_it_is_registered() -> None:
     with pytest.raises(tp.RegistrationError, match=r"cycle \(c -> c\)"):
         tp.register_backend("c", BoxBackend, fallback="c")
     with pytest.raises(tp.RegistrationError, match="fallback must be a backend name"):
-        engine.add_backend(BackendSpec("d", BoxBackend, fallback=""))
+        engine.add_backend(tp.BackendSpec("d", BoxBackend, fallback=""))
     assert "b" not in tp.list_backends()
 
 
 def test_a_cycle_that_got_past_registration_is_reported_when_used(monkeypatch: pytest.MonkeyPatch) -> None:
     tp.register_backend("a", BoxBackend, fallback="b")
-    monkeypatch.setitem(engine.specs, "b", BackendSpec("b", BoxBackend, fallback="a"))
+    monkeypatch.setitem(engine.specs, "b", tp.BackendSpec("b", BoxBackend, fallback="a"))
     tp.set_backend("a")
     with pytest.raises(tp.BackendError, match="fallbacks of backend 'a' form a cycle: a -> b"):
         tp.sin(tp.tensor([1.0]))
 
 
+@pytest.mark.usefixtures("registries")
 def test_an_unknown_fallback_is_reported_when_a_kernel_falls_back() -> None:
     _register_box("lost", fallback="nowhere")
-    try:
-        tp.set_backend("lost")
-        x = tp.tensor([1.0])
-        assert (x + x).tolist() == [2.0]  # its own kernels work
-        with pytest.raises(tp.BackendError, match=r"'lost' has no kernel 'Sin' and falls back to 'nowhere', which"):
-            tp.sin(x)
-    finally:
-        _unregister_box("lost")
+    tp.set_backend("lost")
+    x = tp.tensor([1.0])
+    assert (x + x).tolist() == [2.0]  # its own kernels work
+    with pytest.raises(tp.BackendError, match=r"'lost' has no kernel 'Sin' and falls back to 'nowhere', which"):
+        tp.sin(x)
 
 
+@pytest.mark.usefixtures("registries")
 def test_a_fallback_that_fails_to_initialise_is_named() -> None:
     def broken() -> tp.Backend:
         raise RuntimeError("no device")
@@ -226,17 +214,13 @@ def test_a_fallback_that_fails_to_initialise_is_named() -> None:
     tp.register_backend("broken", broken, priority=-10)
     _register_box("leaning", fallback="broken")
     tp.register_kernel(K.SIN, "broken", lambda inputs, attrs, backend: inputs["x"])
-    try:
-        tp.set_backend("leaning")
-        with pytest.raises(tp.BackendError, match=r"fallback backend 'broken' failed to initialise.*no device"):
-            tp.sin(tp.tensor([1.0]))
-    finally:
-        tp.unregister_kernel(K.SIN, "broken")
-        _unregister_box("leaning")
+    tp.set_backend("leaning")
+    with pytest.raises(tp.BackendError, match=r"fallback backend 'broken' failed to initialise.*no device"):
+        tp.sin(tp.tensor([1.0]))
 
 
 def test_a_plugin_style_spec_declares_a_fallback() -> None:
-    engine.add_backend(BackendSpec("declared", BoxBackend, -5, "some-dist", fallback="numpy"))
+    engine.add_backend(tp.BackendSpec("declared", BoxBackend, -5, "some-dist", fallback="numpy"))
     tp.set_backend("declared")
     with pytest.warns(tp.FallbackWarning, match="'declared' has no kernel 'Add'"):
         assert (tp.tensor([1.0]) + 1.0).tolist() == [2.0]
@@ -286,25 +270,22 @@ def test_a_kernel_failing_on_the_fallback_says_where_it_ran(box: BoxBackend) -> 
 # -- without a fallback: the missing-kernel error --------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("registries")
 def test_missing_kernel_error_lists_who_has_it_and_from_which_distribution() -> None:
     _register_box("bare", fallback=None)
     tp.register_backend("other", BoxBackend, priority=-9)
     tp.register_kernel(K.SIN, "other", lambda inputs, attrs, backend: inputs["x"])
-    try:
-        tp.set_backend("bare")
-        with pytest.raises(tp.KernelNotFoundError) as info:
-            tp.sin(tp.tensor([1.0]))
-        message = str(info.value)
-        assert message.startswith("No kernel 'Sin' is registered for backend 'bare'. Backends that have it: ")
-        assert "numpy (from tensorplug-numpy)" in message
-        assert "other (registered at runtime)" in message
-        assert "tp.register_kernel('Sin', 'bare', fn)" in message
-        best = next(name for name in tp.list_backends() if tp.get_kernel(K.SIN, name) is not None)  # by priority
-        assert f"tp.set_backend({best!r})" in message
-        assert f"fallback={best!r}" in message
-    finally:
-        tp.unregister_kernel(K.SIN, "other")
-        _unregister_box("bare")
+    tp.set_backend("bare")
+    with pytest.raises(tp.KernelNotFoundError) as info:
+        tp.sin(tp.tensor([1.0]))
+    message = str(info.value)
+    assert message.startswith("No kernel 'Sin' is registered for backend 'bare'. Backends that have it: ")
+    assert "numpy (from tensorplug-numpy)" in message
+    assert "other (registered at runtime)" in message
+    assert "tp.register_kernel('Sin', 'bare', fn)" in message
+    best = next(name for name in tp.list_backends() if tp.get_kernel(K.SIN, name) is not None)  # by priority
+    assert f"tp.set_backend({best!r})" in message
+    assert f"fallback={best!r}" in message
 
 
 def test_missing_kernel_error_with_a_fallback_that_lacks_it_too(box: BoxBackend) -> None:

@@ -410,6 +410,7 @@ def test_debug_mode_catches_a_nan_in_a_replay() -> None:
     assert f.trace_count == 1
 
 
+@pytest.mark.usefixtures("registries")
 def test_a_kernel_error_in_a_replay_names_the_kernel_backend_shapes_and_dtypes() -> None:
     def positive_only(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
         x = inputs["x"]
@@ -418,17 +419,14 @@ def test_a_kernel_error_in_a_replay_names_the_kernel_backend_shapes_and_dtypes()
         return x * 2
 
     tp.register_kernel("TestPositiveOnly", "numpy", positive_only)
-    try:
-        f = tp.function(lambda x: tp.run_kernel("TestPositiveOnly", {"x": tp.exp(x) - 2.0}))
-        f(tp.tensor([1.0, 2.0, 3.0]))
-        with pytest.raises(
-            tp.KernelError,
-            match=r"kernel 'TestPositiveOnly' on backend 'numpy' failed for inputs x=float32\[3\] and attrs \{\}: "
-            r"ValueError: negative input \(replaying tp.function '<lambda>', kernel call 3 of 3",
-        ):
-            f(tp.tensor([1.0, -2.0, 3.0]))
-    finally:
-        tp.unregister_kernel("TestPositiveOnly", "numpy")
+    f = tp.function(lambda x: tp.run_kernel("TestPositiveOnly", {"x": tp.exp(x) - 2.0}))
+    f(tp.tensor([1.0, 2.0, 3.0]))
+    with pytest.raises(
+        tp.KernelError,
+        match=r"kernel 'TestPositiveOnly' on backend 'numpy' failed for inputs x=float32\[3\] and attrs \{\}: "
+        r"ValueError: negative input \(replaying tp.function '<lambda>', kernel call 3 of 3",
+    ):
+        f(tp.tensor([1.0, -2.0, 3.0]))
 
 
 def test_a_kernel_registered_after_the_trace_makes_it_trace_again() -> None:
@@ -494,6 +492,7 @@ def test_the_program_lists_arguments_variables_steps_and_outputs() -> None:
     assert "assign variable 'test_function_w' = r2" in text
 
 
+@pytest.mark.usefixtures("registries")
 def test_a_kernel_input_name_that_is_not_a_str_runs_eagerly() -> None:
     # The plain replay is generated Python source: only names whose repr is a plain literal may go into it.
     class Name:
@@ -504,13 +503,10 @@ def test_a_kernel_input_name_that_is_not_a_str_runs_eagerly() -> None:
     def odd(inputs: dict[Any, Any], attrs: dict[str, Any], backend: Any) -> Any:
         return next(iter(inputs.values())) * 2.0
 
-    try:
-        f = tp.function(lambda x: tp.run_kernel("OddNames", {Name(): x}))  # type: ignore[dict-item]
-        with pytest.warns(tp.FunctionWarning, match="an input named __import__"):
-            f(tp.tensor([1.0]))
-        assert f(tp.tensor([2.0])).tolist() == [4.0]
-    finally:
-        tp.unregister_kernel("OddNames", "numpy")
+    f = tp.function(lambda x: tp.run_kernel("OddNames", {Name(): x}))  # type: ignore[dict-item]
+    with pytest.warns(tp.FunctionWarning, match="an input named __import__"):
+        f(tp.tensor([1.0]))
+    assert f(tp.tensor([2.0])).tolist() == [4.0]
 
 
 # -- the backend's lowering (Backend.lower; the numpy lowering) -----------------------------------------------------

@@ -139,25 +139,21 @@ def test_an_override_scope_refuses_a_misspelled_kernel_name_with_a_suggestion() 
     assert state.overrides is None
 
 
+@pytest.mark.usefixtures("registries")
 def test_an_override_scope_accepts_a_users_own_kernel() -> None:
     tp.register_kernel("Gelu", "numpy", lambda inputs, attrs, backend: inputs["x"])  # close to Relu and Elu: fine
-    try:
-        with tp.gradient_overrides({"Gelu": None}):
-            assert tp.get_gradient("Gelu").source == "scope"  # type: ignore[union-attr]
-    finally:
-        tp.unregister_kernel("Gelu", "numpy")
+    with tp.gradient_overrides({"Gelu": None}):
+        assert tp.get_gradient("Gelu").source == "scope"  # type: ignore[union-attr]
 
 
+@pytest.mark.usefixtures("registries")
 def test_a_gradient_set_naming_a_misspelled_kernel_is_refused_when_enabled() -> None:
     def misspelled() -> Sequence[tp.GradientSpec]:
         return [tp.GradientSpec("Sigmiod", doubled_relu)]
 
     tp.register_gradient_set("misspelled", misspelled)
-    try:
-        with pytest.raises(
-            tp.RegistrationError,
-            match=r"use_gradients\('misspelled'\): the set \(from runtime\) overrides no kernel 'Sigmiod'.*'Sigmoid'",
-        ):
-            tp.use_gradients("misspelled")
-    finally:
-        tp.unregister_gradient_set("misspelled")
+    with pytest.raises(
+        tp.RegistrationError,
+        match=r"use_gradients\('misspelled'\): the set \(from runtime\) overrides no kernel 'Sigmiod'.*'Sigmoid'",
+    ):
+        tp.use_gradients("misspelled")

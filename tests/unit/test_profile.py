@@ -11,7 +11,6 @@ import re
 import threading
 import time as time_module
 import warnings
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -126,13 +125,11 @@ def test_peak_bytes_when_intermediates_are_kept() -> None:
     assert (q.new_bytes, q.peak_bytes, q.kept_bytes) == (20000, 20000, 0)
 
 
+@pytest.mark.usefixtures("registries")
 def test_an_output_that_is_an_input_is_no_new_storage() -> None:
     tp.register_kernel("ProfileIdentity", "numpy", lambda inputs, attrs, backend: inputs["x"])
-    try:
-        x = tp.zeros((10,))
-        p = tp.profile(lambda: tp.run_kernel("ProfileIdentity", {"x": x}))
-    finally:
-        tp.unregister_kernel("ProfileIdentity", "numpy")
+    x = tp.zeros((10,))
+    p = tp.profile(lambda: tp.run_kernel("ProfileIdentity", {"x": x}))
     (k,) = p.kernels
     assert (k.new_tensors, k.new_bytes, k.output_shapes) == (1, 0, [(10,)])
     assert (p.new_bytes, p.peak_bytes, p.kept_bytes) == (0, 0, 0)
@@ -142,14 +139,13 @@ def test_an_output_that_is_an_input_is_no_new_storage() -> None:
 
 
 @pytest.fixture
-def box() -> Iterator[BoxBackend]:
-    tp.register_backend("profilebox", BoxBackend, priority=-5, fallback="numpy")
+def box(registries: None) -> BoxBackend:
+    tp.register_backend("profilebox", BoxBackend, priority=-5, fallback="numpy")  # the unit conftest removes it
     tp.register_kernel(K.ADD, "profilebox", box_add)
     tp.set_backend("profilebox")
     backend = tp.backend()
     assert isinstance(backend, BoxBackend)
-    yield backend
-    tp.unregister_kernel(K.ADD, "profilebox")  # the unit conftest removes the backend
+    return backend
 
 
 @pytest.mark.filterwarnings("ignore::tensorplug.FallbackWarning")
@@ -207,11 +203,8 @@ def test_a_failing_fallback_kernel_still_says_where_it_ran_while_profiled(box: B
         raise RuntimeError("no luck")
 
     tp.register_kernel("ProfileBroken", "numpy", broken)
-    try:
-        with pytest.raises(tp.KernelError, match=r"backend 'profilebox' \(run on its fallback backend 'numpy'\)"):
-            tp.profile(lambda: tp.run_kernel("ProfileBroken", {"x": tp.tensor([1.0])}))
-    finally:
-        tp.unregister_kernel("ProfileBroken", "numpy")
+    with pytest.raises(tp.KernelError, match=r"backend 'profilebox' \(run on its fallback backend 'numpy'\)"):
+        tp.profile(lambda: tp.run_kernel("ProfileBroken", {"x": tp.tensor([1.0])}))
     assert engine.observing == 0
 
 

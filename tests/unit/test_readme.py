@@ -10,21 +10,12 @@ import pytest
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-def test_readme_python_blocks_run(capsys: pytest.CaptureFixture[str]) -> None:
+def test_readme_python_blocks_run(capsys: pytest.CaptureFixture[str], registries: None) -> None:
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
     assert blocks, "README.md has no python block"
     namespace: dict[str, object] = {}
-    try:
-        for block in blocks:
-            exec(compile(block, str(README), "exec"), namespace)
-    finally:
-        import tensorplug as tp
-
-        for name in ("Cube",):
-            if tp.get_kernel(name, "numpy") is not None:
-                tp.unregister_kernel(name, "numpy")
-            if tp.get_gradient(name) is not None:
-                tp.unregister_gradient(name)
+    for block in blocks:  # what the README registers (its Cube kernel and gradient) is undone by ``registries``
+        exec(compile(block, str(README), "exec"), namespace)
     out = capsys.readouterr().out
     assert "numpy (2, 2) float32" in out
     assert "12." in out

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from registry_state import restored_registries
 
 import tensorplug as tp
 from tensorplug import kernel_names as K
@@ -75,6 +76,7 @@ def test_gradient_override_and_restore() -> None:
     assert tp.grad(tp.square)(x).item() == 4.0
 
 
+@pytest.mark.usefixtures("registries")
 def test_a_new_op_with_its_own_kernel_and_gradient() -> None:
     @tp.register_kernel("Cube", "numpy")
     def cube(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
@@ -88,12 +90,8 @@ def test_a_new_op_with_its_own_kernel_and_gradient() -> None:
     def op(x: tp.Tensor) -> tp.Tensor:
         return tp.run_kernel("Cube", {"x": x})  # type: ignore[no-any-return]
 
-    try:
-        assert op(tp.tensor([2.0])).tolist() == [8.0]
-        tp.testing.check_grads(op, [tp.tensor([0.5, -1.5])], order=2)
-    finally:
-        tp.unregister_kernel("Cube", "numpy")
-        tp.unregister_gradient("Cube")
+    assert op(tp.tensor([2.0])).tolist() == [8.0]
+    tp.testing.check_grads(op, [tp.tensor([0.5, -1.5])], order=2)
 
 
 def test_registration_rejects_non_callables() -> None:
@@ -135,27 +133,21 @@ def test_register_gradient_refuses_a_name_differing_only_in_case() -> None:
     assert tp.gradient_stack("relu") == []
 
 
+@pytest.mark.usefixtures("registries")
 def test_register_gradient_refuses_a_near_miss_unless_told_it_is_a_new_kernel() -> None:
     with pytest.raises(tp.RegistrationError, match=r"'Rleu' is not a known kernel .*did you mean 'Relu'\?.*new_kernel"):
         tp.register_gradient("Rleu", lambda dy, saved, attrs: (dy,))
     assert tp.get_gradient("Rleu") is None
     tp.register_gradient("Rleu", lambda dy, saved, attrs: (dy,), new_kernel=True)
-    try:
-        assert tp.get_gradient("Rleu").source == "runtime"  # type: ignore[union-attr]
-    finally:
-        tp.unregister_gradient("Rleu")
+    assert tp.get_gradient("Rleu").source == "runtime"  # type: ignore[union-attr]
 
 
+@pytest.mark.usefixtures("registries")
 def test_register_gradient_accepts_a_new_kernel_before_or_after_its_kernel() -> None:
     tp.register_gradient("Cube", lambda dy, saved, attrs: (dy,))  # far from every known name: no flag needed
     tp.register_kernel("Gelu", "numpy", lambda inputs, attrs, backend: inputs["x"])
-    try:
-        tp.register_gradient("Gelu", lambda dy, saved, attrs: (dy,))  # its kernel exists: no flag needed
-        assert tp.get_gradient("Gelu") is not None
-    finally:
-        tp.unregister_gradient("Cube")
-        tp.unregister_gradient("Gelu")
-        tp.unregister_kernel("Gelu", "numpy")
+    tp.register_gradient("Gelu", lambda dy, saved, attrs: (dy,))  # its kernel exists: no flag needed
+    assert tp.get_gradient("Gelu") is not None
 
 
 # -- LayeredRegistry.restore: what a failed plugin's rollback uses -----------------------------------------------------
@@ -177,4 +169,23 @@ def test_restore_brings_back_removed_entries_and_drops_added_ones() -> None:
     assert [s.source for s in tp.gradient_stack("Exp")] == ["tensorplug"]
     assert tp.get_gradient("RestoreProbe") is None
     assert gradient_registry.keys() == keys  # in their order
+    assert tp.grad(lambda x: tp.sum(tp.relu(x)))(tp.tensor([-1.0, 2.0])).tolist() == [0.0, 1.0]
+
+
+def test_the_registries_fixture_puts_kernels_gradients_and_gradient_sets_back() -> None:
+    def seven(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        return inputs["a"] * 0 + 7
+
+    kernels, relu, sets = tp.kernel_stack("Add", "numpy"), tp.gradient_stack("Relu"), tp.gradient_sets()
+    with restored_registries():
+        tp.register_kernel("Add", "numpy", seven, override=True)
+        tp.register_kernel("IsolationProbe", "numpy", seven)
+        tp.unregister_gradient("Relu")
+        tp.register_gradient_set("isolation_probe", lambda: [], "a set that is undone")
+        assert (tp.tensor([1.0]) + 1.0).tolist() == [7.0]
+    assert tp.kernel_stack("Add", "numpy") == kernels
+    assert tp.get_kernel("IsolationProbe", "numpy") is None
+    assert tp.gradient_stack("Relu") == relu
+    assert tp.gradient_sets() == sets
+    assert (tp.tensor([1.0]) + 1.0).tolist() == [2.0]  # the dispatch table follows
     assert tp.grad(lambda x: tp.sum(tp.relu(x)))(tp.tensor([-1.0, 2.0])).tolist() == [0.0, 1.0]

@@ -230,6 +230,7 @@ def plus_two(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any
     return inputs["x"] + 2
 
 
+@pytest.mark.usefixtures("registries")
 def test_a_registration_wins_over_a_dispatch_that_was_resolving_meanwhile(monkeypatch: pytest.MonkeyPatch) -> None:
     """A thread resolves a lazy kernel; meanwhile another registers a replacement. Once the
     registration has returned, dispatch runs the replacement, not what the slow thread resolved."""
@@ -259,10 +260,9 @@ def test_a_registration_wins_over_a_dispatch_that_was_resolving_meanwhile(monkey
         assert tp.run_kernel("ThreadProbe", {"x": x}).tolist() == [3.0]
     finally:
         go_on.set()
-        while tp.kernel_stack("ThreadProbe", "numpy"):
-            tp.unregister_kernel("ThreadProbe", "numpy")
 
 
+@pytest.mark.usefixtures("registries")
 def test_registering_the_same_function_again_leaves_no_moment_without_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """Re-registering a kernel or gradient (a notebook cell run again) replaces it in one step: a
     reader at any moment in between (here, a change listener, called at each step) sees one of them."""
@@ -278,17 +278,14 @@ def test_registering_the_same_function_again_leaves_no_moment_without_it(monkeyp
     monkeypatch.setattr(gradient_registry, "_listeners", [*gradient_registry._listeners, spy])
     tp.register_kernel("ThreadProbe", "numpy", plus_one)
     tp.register_gradient("ThreadProbe", doubled_relu)
-    try:
-        tp.register_kernel("ThreadProbe", "numpy", plus_one)
-        tp.register_gradient("ThreadProbe", doubled_relu)
-        assert len(seen) >= 4
-        assert None not in seen
-        assert tp.run_kernel("ThreadProbe", {"x": tp.tensor([1.0])}).tolist() == [2.0]
-    finally:
-        tp.unregister_kernel("ThreadProbe", "numpy")
-        tp.unregister_gradient("ThreadProbe")
+    tp.register_kernel("ThreadProbe", "numpy", plus_one)
+    tp.register_gradient("ThreadProbe", doubled_relu)
+    assert len(seen) >= 4
+    assert None not in seen
+    assert tp.run_kernel("ThreadProbe", {"x": tp.tensor([1.0])}).tolist() == [2.0]
 
 
+@pytest.mark.usefixtures("registries")
 def test_a_kernel_is_not_dispatched_before_its_setup_has_run() -> None:
     """register_kernel with a setup on an initialised backend: while the setup runs (in another
     thread), dispatching the kernel finds no kernel rather than one whose setup has not run."""
@@ -316,8 +313,6 @@ def test_a_kernel_is_not_dispatched_before_its_setup_has_run() -> None:
     finally:
         go_on.set()
         registering.join(TIMEOUT)
-        while tp.kernel_stack("ThreadProbe", "numpy"):
-            tp.unregister_kernel("ThreadProbe", "numpy")
 
 
 def test_listing_backends_while_another_thread_removes_one() -> None:
@@ -375,6 +370,7 @@ def test_variable_grads_of_every_variable_while_another_thread_makes_variables(f
     del others
 
 
+@pytest.mark.usefixtures("registries")
 def test_readers_never_fail_while_another_thread_registers(fast_switching: None) -> None:
     """Dispatching, gradient lookups, coverage, iterating the registries and listing backends and
     variables, while one thread registers and removes kernels, gradients, backends, gradient sets
@@ -425,15 +421,9 @@ def test_readers_never_fail_while_another_thread_registers(fast_switching: None)
             assert any(row.kernel == "ThreadProbe" for row in tp.coverage().rows)
         reads.append("coverage")
 
-    try:
-        run_threads(writer, dispatching, listing, covering)
-        assert sorted(reads) == ["coverage", "dispatch", "listing"]
-        assert tp.run_kernel("ThreadProbe", {"x": tp.tensor([1.0])}).tolist() == [2.0]
-    finally:
-        while tp.kernel_stack("ThreadProbe", "numpy"):
-            tp.unregister_kernel("ThreadProbe", "numpy")
-        while tp.gradient_stack("ThreadProbe"):
-            tp.unregister_gradient("ThreadProbe")
+    run_threads(writer, dispatching, listing, covering)
+    assert sorted(reads) == ["coverage", "dispatch", "listing"]
+    assert tp.run_kernel("ThreadProbe", {"x": tp.tensor([1.0])}).tolist() == [2.0]
 
 
 # -- many threads computing gradients --------------------------------------------
