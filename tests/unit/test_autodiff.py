@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
-from tensorplug._autodiff import _Scope
+from tensorplug._backward import _Scope
 from tensorplug._state import state
 
 

@@ -62,6 +62,7 @@ LAYER_OF: dict[str, str] = {
     "kernel_reference": "ops",
     # autodiff and training
     "_autodiff": "autodiff",
+    "_backward": "autodiff",
     "train": "autodiff",
     "losses": "autodiff",
     "initializers": "autodiff",

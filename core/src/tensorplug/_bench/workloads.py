@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 import tensorplug as tp
-from tensorplug._autodiff import _Scope
 from tensorplug._backend import Backend
+from tensorplug._backward import _Scope
 from tensorplug._bench.references import (
     AutogradMLP,
     JaxMLP,
