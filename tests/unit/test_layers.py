@@ -38,6 +38,8 @@ LAYER_OF: dict[str, str] = {
     "_registry": "runtime",
     "_absent_kernels": "runtime",
     "_backend": "runtime",
+    "_storage": "runtime",
+    "_printing": "runtime",
     "_tensor": "runtime",
     "_program": "runtime",
     "_engine": "runtime",

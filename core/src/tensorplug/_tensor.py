@@ -7,13 +7,20 @@ import itertools
 import math
 import threading
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tensorplug._errors import CopyError, DTypeError, ShapeError, TensorplugError, UnsupportedOperationError
+from tensorplug._errors import CopyError, ShapeError, UnsupportedOperationError
+from tensorplug._printing import _repr
 from tensorplug._state import state
+from tensorplug._storage import _DISPOSED_BACKEND, _DISPOSED_STORAGE, _read_only_host_view
+from tensorplug._storage import is_host_device as is_host_device
+from tensorplug._storage import moved_storage as moved_storage
+from tensorplug._storage import spec_text as spec_text
+from tensorplug._storage import stored_dtype_error as stored_dtype_error
+from tensorplug._storage import unsupported_dtype_error as unsupported_dtype_error
 
 if TYPE_CHECKING:
     from tensorplug._backend import Backend
@@ -490,42 +497,6 @@ def live_variables() -> list[Variable]:
         return list(_variables.values())
 
 
-def _repr(t: Tensor, name: str, extra: list[str]) -> str:
-    """NumPy's ``array_repr`` layout, as ``name(values, dtype=..., <placement>, <extra>)``."""
-    if t.is_disposed:
-        return f"<disposed {name}>"
-    array = t.numpy()
-    prefix = f"{name}("
-    if array.size or array.shape == (0,):
-        body = np.array2string(array, separator=", ", prefix=prefix, suffix=",")
-    else:
-        body = f"[], shape={array.shape}"  # as NumPy: the shape of an empty array would be lost otherwise
-    text = f"{prefix}{body},"
-    tail = ", ".join([f"dtype={t.dtype}", *_placement(t), *extra]) + ")"
-    last_line = len(text) - (text.rfind("\n") + 1)
-    if last_line + 1 + len(tail) > np.get_printoptions()["linewidth"]:
-        return f"{text}\n{' ' * len(prefix)}{tail}"
-    return f"{text} {tail}"
-
-
-def _placement(t: Tensor) -> list[str]:
-    """The backend when it is not the active one, and the device when it is not the host."""
-    from tensorplug._engine import engine
-
-    fields = []
-    active = engine.active
-    if active is None or active.name != t.backend:
-        fields.append(f"backend={t.backend!r}")
-    if not is_host_device(t.device):
-        fields.append(f"device={t.device!r}")
-    return fields
-
-
-def is_host_device(device: str) -> bool:
-    """Whether a backend's device name means host memory ("cpu", "CPU:0")."""
-    return device.lower().startswith("cpu")
-
-
 def describe(t: Any) -> str:
     """A short description for messages: ``float32[2, 3]``."""
     if isinstance(t, Tensor) and t.is_disposed:
@@ -533,11 +504,6 @@ def describe(t: Any) -> str:
     if isinstance(t, Tensor):
         return spec_text(t.dtype, t.shape)
     return type(t).__name__
-
-
-def spec_text(dtype: str, shape: Sequence[int]) -> str:
-    """A dtype and a shape as messages and tables write them: ``float32[2, 3]``."""
-    return f"{dtype}[{', '.join(str(d) for d in shape)}]"
 
 
 def wrap_storage(raw: Any, backend: Backend, dtype: str | None = None) -> Tensor:
@@ -550,102 +516,6 @@ def wrap_storage(raw: Any, backend: Backend, dtype: str | None = None) -> Tensor
     t._tape = None
     t._dtype = dtype
     return t
-
-
-def _read_only_host_view(source: Any) -> Any:
-    """A read-only numpy view of a DLPack producer in host memory; a producer elsewhere as it is."""
-    if type(source) is not np.ndarray:
-        try:
-            if int(source.__dlpack_device__()[0]) != 1:  # kDLCPU
-                return source
-            source = np.from_dlpack(source)
-        except Exception:  # a dtype numpy lacks, say: exported as it is
-            return source
-    if source.flags.writeable:
-        source = source.view()
-        source.flags.writeable = False
-    return source
-
-
-# -- what a backend stores: the dtype a tensor reports is the dtype its storage holds ----------------
-
-
-def moved_storage(t: Tensor, target: Backend, op: str) -> Any:
-    """``t``'s storage moved to backend ``target``, refused if ``target`` cannot hold ``t``'s dtype."""
-    dtype = t.dtype
-    unsupported = target.unsupported_dtypes
-    if unsupported and dtype in unsupported:
-        raise unsupported_dtype_error(op, target, dtype, t.shape)
-    tracer = state.tracer
-    if tracer is not None:  # tp.function is tracing: a move is no kernel call, so a replay could not redo it
-        tracer.read_back(t, f"it was moved from backend {t._backend.name!r} to {target.name!r} ({op})")
-    raw = target.move_from(t._data, t._backend)
-    stored = target.dtype_of(raw)
-    if stored != dtype:
-        raise stored_dtype_error(op, target, dtype, stored, t.shape)
-    return raw
-
-
-def unsupported_dtype_error(op: str, backend: Backend, dtype: str, shape: Sequence[int]) -> DTypeError:
-    """The error for a tensor of a dtype that ``backend`` declares it cannot store (``Backend.unsupported_dtypes``)."""
-    narrower = {"float64": "float32", "int64": "int32"}.get(dtype)
-    instead = (
-        "" if narrower is None else f"make the data {narrower} (dtype={narrower!r}, or tp.cast(x, {narrower!r})), or "
-    )
-    return DTypeError(
-        f"{op}: backend {backend.name!r} cannot store {dtype} (it declares unsupported_dtypes="
-        f"{sorted(backend.unsupported_dtypes)}), so it cannot hold {spec_text(dtype, shape)}; "
-        f"{instead}switch to a backend that has {dtype}{_other_backends(backend)}"
-    )
-
-
-def stored_dtype_error(op: str, backend: Backend, dtype: str, stored: str, shape: Sequence[int]) -> DTypeError:
-    """The error for storage that ``backend`` made of another dtype than asked (float64 kept as float32, say)."""
-    return DTypeError(
-        f"{op}: backend {backend.name!r} stored {spec_text(dtype, shape)} as {stored}, which would change the values "
-        f"silently, so the tensor was not made. Make the data {stored} first if that is what you want "
-        f"(dtype={stored!r}), or switch to a backend that has {dtype}{_other_backends(backend)}. "
-        "(A backend that cannot store a dtype should declare it in Backend.unsupported_dtypes.)"
-    )
-
-
-def _other_backends(backend: Backend) -> str:
-    from tensorplug._engine import engine
-
-    others = [name for name in engine.names() if name != backend.name]
-    return f" (registered: {', '.join(others)}; tp.set_backend(name))" if others else ""
-
-
-class _DisposedStorage:
-    """What a disposed tensor holds: any use says so."""
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):  # introspection (doctest, copy, pickle) asks for dunders: plain "absent"
-            raise AttributeError(name)
-        raise TensorplugError("this tensor was disposed (Tensor.dispose()); it can no longer be used")
-
-
-class _DisposedBackend:
-    """The backend of a disposed tensor: never the active one, so run_kernel takes its checked path."""
-
-    name = "<disposed>"
-    device = "<disposed>"
-
-    def dtype_of(self, raw: Any) -> str:
-        return raw.dtype  # type: ignore[no-any-return]  # raises: raw is _DisposedStorage
-
-    def move_from(self, raw: Any, source: Any) -> Any:
-        return raw.data
-
-    def to_host(self, raw: Any) -> Any:
-        return raw.data
-
-    def dlpack_source(self, raw: Any) -> Any:
-        return raw.data
-
-
-_DISPOSED_STORAGE: Any = _DisposedStorage()
-_DISPOSED_BACKEND: Any = _DisposedBackend()
 
 
 from tensorplug import _index  # noqa: E402  (indexing and the operators above need the ops)
