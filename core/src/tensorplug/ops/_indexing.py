@@ -19,19 +19,10 @@ from tensorplug import kernel_names as K
 from tensorplug._engine import dispatch
 from tensorplug._errors import DTypeError, InvalidArgumentError, ShapeError
 from tensorplug._tensor import Tensor, describe
-from tensorplug.ops._convert import (
-    as_tensor,
-    check_indices,
-    check_numeric,
-    dispatch_several,
-    int_arg,
-    ints_arg,
-    normalize_axes,
-    normalize_axis,
-    normalize_shape,
-    promote_all,
-    scalar_of,
-)
+from tensorplug.ops._args import check_indices, check_numeric, dispatch_several, int_arg, ints_arg, scalar_of
+from tensorplug.ops._convert import as_tensor
+from tensorplug.ops._promote import promote_all
+from tensorplug.ops._shapes import normalize_axes, normalize_axis, normalize_shape
 
 __all__ = [
     "concat",
