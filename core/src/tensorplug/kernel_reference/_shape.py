@@ -91,7 +91,7 @@ SHAPE = [
                        "are 0, 1, 1)", form="mask"),
                   Attr("shrink_axis_mask", "int", "bit i: entry i takes the single index begin[i] and drops the axis",
                        form="mask")),
-                 Note("the attrs are canonical (slice_spec in tensorplug.ops._indexing): one entry per axis of x plus "
+                 Note("the attrs are canonical (slice_spec in tensorplug.ops._slicing): one entry per axis of x plus "
                       "one per new axis, in order; negative indices and out-of-range bounds already resolved",
                       ("negative-indices", "clamped", "ellipsis", "new-axis")),
                  Note("a negative stride runs backwards, through index 0 when its end_mask bit is set",
