@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import tensorplug as tp
 from tensorplug import kernel_names as K
-from tensorplug.ops._indexing import slice_spec
+from tensorplug.ops._slicing import slice_spec
 from tensorplug_numpy._backend import NumpyBackend
 from tensorplug_numpy._shape import strided_slice as numpy_strided_slice
 

@@ -56,6 +56,7 @@ LAYER_OF: dict[str, str] = {
     "_plugin_guard": "plugins",
     "_plugin_notes": "plugins",
     "_plugin_specs": "plugins",
+    "_plugin_hooks": "plugins",
     "_plugins": "plugins",
     # ops and gradients
     "ops": "ops",

@@ -29,8 +29,9 @@ from tensorplug._state import state
 from tensorplug._tensor import Tensor, describe
 from tensorplug.ops._binary import add, less, where
 from tensorplug.ops._convert import from_host
-from tensorplug.ops._indexing import canonical_slice_attrs, gather
+from tensorplug.ops._indexing import gather
 from tensorplug.ops._shape import transpose
+from tensorplug.ops._slicing import canonical_slice_attrs
 
 SUPPORTED = "ints, slices, None, ... and one integer array (a list, a numpy array or an int tensor) per index"
 

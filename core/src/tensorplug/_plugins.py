@@ -41,6 +41,9 @@ for a backend that no plugin registers are kept and listed in
 with a name close to a known kernel's, warn and are listed in
 ``PluginInfo.unknown_gradients``; a fallback no plugin registers warns.
 
+The pluggy manager, and collecting and adding one plugin's specs, are in
+``tensorplug._plugin_hooks``.
+
 Environment (read before any plugin module is imported):
 
 - ``TENSORPLUG_DISABLE_PLUGIN_AUTOLOAD=1``: load no plugin.
@@ -58,9 +61,6 @@ from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any, Literal, NamedTuple
 
-import pluggy
-
-from tensorplug import hookspecs
 from tensorplug._engine import engine
 from tensorplug._entry_points import EntryPoint, entry_points, normalize
 from tensorplug._errors import PluginError, warn
@@ -76,8 +76,9 @@ from tensorplug._plugin_env import (
 )
 from tensorplug._plugin_env import _truthy as _truthy  # (tensorplug/__init__ reads TENSORPLUG_DEBUG with it)
 from tensorplug._plugin_guard import REGISTRIES, Snapshot
+from tensorplug._plugin_hooks import HOOKS, _add, _backend_remover, _collect, _discarder, _register_hooks, manager
 from tensorplug._plugin_notes import note_missing_fallbacks, note_unknown_backends, note_unknown_gradients
-from tensorplug._plugin_specs import PluginProblem, Spec, check_duplicates, declarations, validate
+from tensorplug._plugin_specs import PluginProblem, Spec, check_duplicates, validate
 from tensorplug._provenance import Shadowing, forget_plugins, loading, note_plugin, shadowing
 from tensorplug._registry import (
     LAYER_BUILTIN,
@@ -86,7 +87,6 @@ from tensorplug._registry import (
     BackendSpec,
     GradientSpec,
     KernelSpec,
-    LayeredRegistry,
     gradient_registry,
     kernel_registry,
 )
@@ -96,13 +96,6 @@ OWNER_PREFIX = "tensorplug-"  # the distribution tensorplug-<name> owns the back
 
 Status = Literal["loaded", "blocked", "failed"]
 
-# Each hook, the spec type it returns, and the registry it fills (None: the engine's backends).
-HOOKS: tuple[tuple[str, type[Any]], ...] = (
-    ("tensorplug_backends", BackendSpec),
-    ("tensorplug_kernels", KernelSpec),
-    ("tensorplug_gradients", GradientSpec),
-    ("tensorplug_gradient_sets", GradientSet),
-)
 _REGISTRIES = REGISTRIES
 
 
@@ -136,8 +129,6 @@ class PluginInfo:
     unknown_gradients: list[str] = field(default_factory=list)
 
 
-manager = pluggy.PluginManager(hookspecs.PROJECT)
-manager.add_hookspecs(hookspecs)
 _infos: list[PluginInfo] = []
 _undo: list[Callable[[], Any]] = []  # how to take back every plugin applied so far, in order
 _kernel_backends: dict[int, set[str]] = {}  # id(PluginInfo) -> the backends its kernels are declared for
@@ -442,74 +433,3 @@ class _ClaimRefused(PluginProblem):
     def __init__(self, message: str, backend: str) -> None:
         super().__init__(message)
         self.backend = backend
-
-
-def _backend_remover(name: str) -> Callable[[], None]:
-    def remove() -> None:
-        if name in engine.specs:
-            engine.remove_backend(name)
-
-    return remove
-
-
-def _discarder(registry: LayeredRegistry[Any], spec: Any) -> Callable[[], None]:
-    def discard() -> None:
-        registry.discard(spec)
-
-    return discard
-
-
-def _register_hooks(module: ModuleType, plugin_id: str) -> None:
-    """Register the module with pluggy; refuse (leaving nothing registered) hooks that match no hookspec."""
-    try:
-        manager.register(module, name=plugin_id)
-    except Exception as exc:
-        if manager.has_plugin(plugin_id):  # pluggy registers hook by hook: take back the ones it had added
-            manager.unregister(name=plugin_id)
-        raise PluginProblem(f"invalid hook implementation: {type(exc).__name__}: {exc}") from exc
-    unknown = sorted(caller.name for caller in manager.get_hookcallers(module) or () if not caller.has_spec())
-    if unknown:
-        from difflib import get_close_matches  # only for this message
-
-        manager.unregister(name=plugin_id)
-        known = [name for name, _ in HOOKS]
-        hints = []
-        for name in unknown:
-            close = get_close_matches(name, known, n=1)
-            hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-        raise PluginProblem(f"@hookimpl {', '.join(hints)} is not a tensorplug hook; the hooks are {', '.join(known)}")
-
-
-def _collect(plugin_id: str, hook_name: str, kind: type[Any], trusted: bool) -> list[Any]:
-    """Call one plugin's implementation of a hook; check that it returns a sequence of ``kind``."""
-    caller = getattr(manager.hook, hook_name)
-    specs: list[Any] = []
-    for impl in caller.get_hookimpls():
-        if impl.plugin_name == plugin_id:
-            specs += declarations(hook_name, impl.function, kind, trusted)
-    return specs
-
-
-def _add(registry: LayeredRegistry[Any], spec: Any, layer: int, rank: int) -> Shadowing | None:
-    """Add a plugin's spec; return the warning to give when it shadows another plugin's or, unasked, the core's."""
-    current = registry.top_layer(spec.key)
-    registry.add(spec, layer, rank)
-    if current is None:
-        return None
-    current_layer, current_spec = current
-    if current_spec.source == spec.source:
-        return None
-    if current_layer == layer:
-        message = (
-            f"tensorplug: {registry.kind} {spec.key!r} is registered by both {current_spec.source} and "
-            f"{spec.source}; {spec.source} wins (plugins load in order of distribution name, later ones shadow "
-            f"earlier ones). Exclude one with {ENV_ALLOW} to choose."
-        )
-    elif not getattr(spec, "override", False):  # a GradientSet has no override flag
-        message = (
-            f"tensorplug: {registry.kind} {spec.key!r} from {spec.source} shadows the one from "
-            f"{current_spec.source}; declare override=True in its spec if that is intended."
-        )
-    else:
-        return None
-    return Shadowing(registry.kind, repr(spec.key), spec.source, current_spec.source, "shadows", message)

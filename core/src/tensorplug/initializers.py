@@ -40,7 +40,7 @@ from tensorplug._errors import DTypeError, InvalidArgumentError
 from tensorplug._state import no_grad
 from tensorplug._tensor import Tensor
 from tensorplug.ops import ones, random_normal, random_uniform, zeros
-from tensorplug.ops._convert import normalize_shape
+from tensorplug.ops._shapes import normalize_shape
 
 __all__ = [
     "constant",

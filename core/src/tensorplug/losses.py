@@ -34,7 +34,7 @@ from tensorplug.ops import (
     sub,
     sum,
 )
-from tensorplug.ops._convert import check_float
+from tensorplug.ops._args import check_float
 
 __all__ = [
     "Reduction",

@@ -36,7 +36,7 @@ from tensorplug.ops import (
 )
 from tensorplug.ops import range as range_
 from tensorplug.ops import slice as slice_
-from tensorplug.ops._indexing import slice_spec
+from tensorplug.ops._slicing import slice_spec
 
 # -- joining and splitting -----------------------------------------------------------------
 

@@ -1,6 +1,9 @@
 """Ops: the user-facing, backend-agnostic functions. Each validates, then dispatches kernels.
 
 One module per family; each lists its public ops in ``__all__``, re-exported here.
+What the families share: ``_convert`` makes tensors (``tp.tensor``, ``tp.cast``, ``tp.from_dlpack``;
+DLPack producers in ``_dlpack``), ``_promote`` promotes operands, ``_shapes`` broadcasts and normalises axes
+and shapes, ``_args`` checks attrs and input dtypes.
 """
 
 from tensorplug.ops import _binary, _composite, _convert, _indexing, _linalg, _nn, _random, _reduction, _shape, _unary

@@ -15,7 +15,10 @@ from tensorplug._dtypes import DEFAULT_FLOAT, INT_DTYPES, is_floating
 from tensorplug._engine import dispatch
 from tensorplug._errors import DTypeError, ShapeError
 from tensorplug._tensor import Tensor, describe
-from tensorplug.ops._convert import as_tensor, binary_operands, broadcast_shapes, cast, to_float
+from tensorplug.ops._args import to_float
+from tensorplug.ops._convert import as_tensor, cast
+from tensorplug.ops._promote import binary_operands
+from tensorplug.ops._shapes import broadcast_shapes
 
 __all__ = [
     "add",

@@ -7,10 +7,12 @@ from typing import Any
 
 from tensorplug._errors import DTypeError, InvalidArgumentError, ShapeError
 from tensorplug._tensor import Tensor, describe
+from tensorplug.ops._args import check_float
 from tensorplug.ops._binary import add, div, mul, pow, sub, where
-from tensorplug.ops._convert import as_tensor, check_float, normalize_axes, normalize_shape
+from tensorplug.ops._convert import as_tensor
 from tensorplug.ops._random import random_uniform
 from tensorplug.ops._reduction import max, min, sum
+from tensorplug.ops._shapes import normalize_axes, normalize_shape
 from tensorplug.ops._unary import abs, sqrt, square
 
 __all__ = ["dropout", "moving_average", "norm"]

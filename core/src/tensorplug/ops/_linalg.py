@@ -10,8 +10,9 @@ from tensorplug import kernel_names as K
 from tensorplug._engine import dispatch
 from tensorplug._errors import DTypeError, InvalidArgumentError, ShapeError
 from tensorplug._tensor import Tensor, describe
-from tensorplug.ops._convert import broadcast_shapes, promote_all, promote_operands
+from tensorplug.ops._promote import promote_all, promote_operands
 from tensorplug.ops._shape import reshape
+from tensorplug.ops._shapes import broadcast_shapes
 
 __all__ = ["matmul", "einsum"]
 

@@ -23,19 +23,14 @@ from tensorplug._engine import dispatch
 from tensorplug._errors import DTypeError, InvalidArgumentError, ShapeError
 from tensorplug._state import no_grad
 from tensorplug._tensor import Tensor, describe
+from tensorplug.ops._args import check_float, to_float
 from tensorplug.ops._binary import sub, where
-from tensorplug.ops._convert import (
-    as_tensor,
-    check_float,
-    normalize_axes,
-    normalize_axis,
-    normalize_shape,
-    promote_operands,
-    to_float,
-)
+from tensorplug.ops._convert import as_tensor
+from tensorplug.ops._promote import promote_operands
 from tensorplug.ops._reduction import max as max_
 from tensorplug.ops._reduction import sum as sum_
 from tensorplug.ops._shape import reshape
+from tensorplug.ops._shapes import normalize_axes, normalize_axis, normalize_shape
 from tensorplug.ops._unary import exp, identity, isfinite, log
 
 __all__ = ["softmax", "log_sum_exp", "log_softmax", "conv2d", "conv2d_transpose", "max_pool", "avg_pool"]

@@ -18,7 +18,7 @@ from tensorplug import kernel_names as K
 from tensorplug._engine import dispatch
 from tensorplug._errors import DTypeError, InvalidArgumentError
 from tensorplug._tensor import Tensor
-from tensorplug.ops._convert import normalize_shape
+from tensorplug.ops._shapes import normalize_shape
 
 __all__ = ["random_uniform", "random_normal"]
 

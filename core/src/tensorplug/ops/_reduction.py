@@ -16,7 +16,9 @@ from tensorplug import kernel_names as K
 from tensorplug._engine import dispatch
 from tensorplug._errors import DTypeError, ShapeError
 from tensorplug._tensor import Tensor, describe
-from tensorplug.ops._convert import as_tensor, cast, normalize_axes, normalize_axis, to_float
+from tensorplug.ops._args import to_float
+from tensorplug.ops._convert import as_tensor, cast
+from tensorplug.ops._shapes import normalize_axes, normalize_axis
 
 __all__ = ["sum", "prod", "mean", "max", "min", "all", "any", "argmax", "argmin", "cumsum", "cumprod"]
 

@@ -13,20 +13,10 @@ from tensorplug import kernel_names as K
 from tensorplug._engine import dispatch
 from tensorplug._errors import DTypeError, InvalidArgumentError, ShapeError
 from tensorplug._tensor import Tensor, describe
+from tensorplug.ops._args import check_indices, check_numeric, dispatch_several, int_arg, ints_arg, scalar_of
 from tensorplug.ops._binary import add, mul
-from tensorplug.ops._convert import (
-    as_tensor,
-    broadcast_shapes,
-    cast,
-    check_indices,
-    check_numeric,
-    dispatch_several,
-    int_arg,
-    ints_arg,
-    normalize_axes,
-    normalize_shape,
-    scalar_of,
-)
+from tensorplug.ops._convert import as_tensor, cast
+from tensorplug.ops._shapes import broadcast_shapes, normalize_axes, normalize_shape
 
 __all__ = [
     "reshape",

@@ -19,7 +19,8 @@ from tensorplug import kernel_names as K
 from tensorplug._engine import dispatch
 from tensorplug._errors import DTypeError, InvalidArgumentError
 from tensorplug._tensor import Tensor, describe
-from tensorplug.ops._convert import as_tensor, to_float
+from tensorplug.ops._args import to_float
+from tensorplug.ops._convert import as_tensor
 
 __all__ = [
     "abs",

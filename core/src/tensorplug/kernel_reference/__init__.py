@@ -1,0 +1,290 @@
+"""The kernel reference: what every kernel of ``kernel_names.CATALOGUE`` receives, returns and must get right.
+
+One :class:`KernelEntry` per kernel, as data: its inputs (names, which are
+lists, the dtypes the ops hand over), its attrs (names, Python types and the
+canonical form the ops put them in), its outputs (how many, their dtype),
+whether the core differentiates it, and its edge conventions (ties,
+out-of-range indices, division by zero, NaN, rounding, empty inputs), each
+citing the conformance cases that check it. The facts come from the ops
+(what they pass to ``run_kernel``), the NumPy kernels and the conformance
+cases; ``tests/unit/test_kernel_reference.py`` runs every conformance case
+under a kernel observer and checks each call against its entry with
+:func:`check_call`, so the reference cannot drift from the code.
+
+The entries are written per family (``_unary``, ``_binary``, ``_reduction``,
+``_linalg``, ``_shape``, ``_nn``, ``_random``) with the types of ``_entries``;
+this module gathers them into :data:`REFERENCE` and renders them.
+
+``docs/kernels.md`` is generated from it (:func:`markdown`); so is
+``tensorplug kernels`` (``--markdown`` for the whole page, or kernel names
+for their entries), and ``python -m tensorplug.kernel_reference``.
+
+>>> from tensorplug.kernel_reference import REFERENCE
+>>> entry = REFERENCE["Sum"]
+>>> [i.name for i in entry.inputs], [a.name for a in entry.attrs], entry.gradient
+(['x'], ['axis', 'keep_dims'], 'yes')
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from tensorplug import kernel_names as K
+from tensorplug.kernel_reference._binary import BINARY
+
+# The dtype groups (ALL, BOOL, FLOAT, INDEX, INT, NUMERIC) are re-exported with the entry types.
+from tensorplug.kernel_reference._entries import (  # noqa: F401
+    ALL,
+    ATTR_TYPES,
+    BOOL,
+    ELEMENTWISE_SHAPE,
+    FLOAT,
+    FORMS,
+    INDEX,
+    INT,
+    NUMERIC,
+    Attr,
+    Input,
+    KernelEntry,
+    Note,
+    Output,
+    _rank,
+)
+from tensorplug.kernel_reference._linalg import LINALG
+from tensorplug.kernel_reference._nn import NN
+from tensorplug.kernel_reference._random import RANDOM
+from tensorplug.kernel_reference._reduction import REDUCTION
+from tensorplug.kernel_reference._shape import SHAPE
+from tensorplug.kernel_reference._unary import UNARY
+
+__all__ = [
+    "Attr",
+    "Input",
+    "KernelEntry",
+    "Note",
+    "Output",
+    "REFERENCE",
+    "check_call",
+    "markdown",
+]
+
+
+FAMILIES: dict[str, str] = {
+    "unary": "Elementwise unary (input x)",
+    "binary": "Elementwise binary, broadcasting (inputs a, b)",
+    "reduction": "Reductions and scans (input x)",
+    "linalg": "Linear algebra",
+    "shape": "Shape, indexing and creation",
+    "nn": "Neural network (NHWC)",
+    "random": "Random",
+}
+
+REFERENCE: dict[str, KernelEntry] = {
+    e.name: e for e in sorted([*UNARY, *BINARY, *REDUCTION, *LINALG, *SHAPE, *NN, *RANDOM],
+                              key=lambda e: K.CATALOGUE.index(e.name) if e.name in K.CATALOGUE else len(K.CATALOGUE))
+}  # fmt: skip
+"""Every kernel's entry, keyed by kernel name, in catalogue order."""
+
+
+# -- checking a call against its entry -------------------------------------------------------------------------------
+
+
+def check_call(
+    kernel: str,
+    inputs: Mapping[str, Any],
+    attrs: Mapping[str, Any],
+    outputs: Sequence[Any],
+    dtype_of: Callable[[Any], str],
+    shape_of: Callable[[Any], tuple[int, ...]],
+) -> list[str]:
+    """What about one kernel call disagrees with the kernel's entry: an empty list when nothing does.
+
+    ``inputs`` and ``outputs`` hold raw storage (as a kernel observer sees
+    them, see ``tensorplug._observe``); ``dtype_of`` and ``shape_of`` are the
+    backend's. Checked: input names and list-ness, input dtypes, attr keys,
+    attr types and canonical forms, the output count and the output dtypes.
+    """
+    entry = REFERENCE.get(kernel)
+    if entry is None:
+        return [f"{kernel}: no entry in the kernel reference"]
+    problems: list[str] = []
+    expected = {i.name: i for i in entry.inputs}
+    if set(inputs) != set(expected):
+        problems.append(f"{kernel}: inputs {sorted(inputs)}, the reference says {sorted(expected)}")
+    dtypes: dict[str, str] = {}
+    for name, value in inputs.items():
+        spec = expected.get(name)
+        if spec is None:
+            continue
+        if isinstance(value, list) != spec.is_list:
+            what = "a list" if spec.is_list else "one tensor"
+            problems.append(f"{kernel}: input {name!r} is {'a list' if isinstance(value, list) else 'one tensor'}, "
+                            f"the reference says {what}")  # fmt: skip
+            continue
+        for raw in value if isinstance(value, list) else [value]:
+            dtype = dtype_of(raw)
+            dtypes.setdefault(name, dtype)
+            if dtype not in spec.dtypes:
+                problems.append(f"{kernel}: input {name!r} has dtype {dtype}, the reference allows "
+                                f"{', '.join(spec.dtypes)}")  # fmt: skip
+    declared = {a.name: a for a in entry.attrs}
+    if set(attrs) != set(declared):
+        problems.append(f"{kernel}: attrs {sorted(attrs)}, the reference says {sorted(declared)}")
+    rank = _rank(inputs, shape_of)
+    for name, value in attrs.items():
+        attr = declared.get(name)
+        if attr is None:
+            continue
+        if not ATTR_TYPES[attr.type](value):
+            problems.append(f"{kernel}: attr {name}={value!r} is not a {attr.type}")
+        elif attr.form is not None and not FORMS[attr.form][1](value, rank):
+            problems.append(f"{kernel}: attr {name}={value!r} is not {FORMS[attr.form][0]} (rank {rank})")
+    if problems:
+        return problems
+    count = entry.output_count(attrs)
+    if len(outputs) != count:
+        return [f"{kernel}: {len(outputs)} outputs, the reference says {count}"]
+    for i, raw in enumerate(outputs):
+        rule = entry.outputs[min(i, len(entry.outputs) - 1)].dtype
+        want = _output_dtype(rule, dtypes, attrs)
+        got = dtype_of(raw)
+        if got != want:
+            problems.append(f"{kernel}: output {i} has dtype {got}, the reference says {want} ({rule})")
+    return problems
+
+
+def _output_dtype(rule: str, dtypes: Mapping[str, str], attrs: Mapping[str, Any]) -> str:
+    kind, _, what = rule.partition(":")
+    if kind == "like":
+        return dtypes[what]
+    if kind == "attr":
+        return str(attrs[what])
+    return rule
+
+
+# -- the markdown page -------------------------------------------------------------------------------------------
+
+
+def _dtype_text(rule: str) -> str:
+    kind, _, what = rule.partition(":")
+    if kind == "like":
+        return f"the dtype of `{what}`"
+    if kind == "attr":
+        return f"the `{what}` attr"
+    return rule
+
+
+def _entry_markdown(entry: KernelEntry) -> list[str]:
+    lines = [
+        f"### {entry.name}",
+        "",
+        f"{entry.summary[0].upper()}{entry.summary[1:]}. Ops: {', '.join(entry.ops)}.",
+        "",
+    ]
+    if entry.inputs:
+        for i in entry.inputs:
+            kind = "list of tensors" if i.is_list else "tensor"
+            doc = f"; {i.doc}" if i.doc else ""
+            lines.append(f"- input `{i.name}`: {kind} of {', '.join(i.dtypes)}{doc}")
+    else:
+        lines.append("- inputs: none")
+    if entry.attrs:
+        for a in entry.attrs:
+            lines.append(f"- attr `{a.name}`: `{a.type}`, {a.doc}")
+    else:
+        lines.append("- attrs: none")
+    if entry.outputs_per is not None:
+        o = entry.outputs[0]
+        doc = f"; {o.doc}" if o.doc else ""
+        lines.append(f"- outputs: a tuple, one per `{entry.outputs_per}`, each of {_dtype_text(o.dtype)}{doc}")
+    elif len(entry.outputs) == 1:
+        o = entry.outputs[0]
+        doc = f"; {o.doc}" if o.doc else ""
+        lines.append(f"- output: one tensor of {_dtype_text(o.dtype)}{doc}")
+    else:
+        parts = [f"`{o.name}` ({_dtype_text(o.dtype)})" for o in entry.outputs]
+        lines.append(f"- outputs: a tuple of {len(entry.outputs)}: {', '.join(parts)}")
+    lines.append(f"- dtypes: {entry.dtypes}")
+    if entry.gradient == "none":
+        grad = "none (declared not differentiable)"
+    elif entry.gradient == "zero":
+        grad = "zero (registered; the gradient is zero everywhere)"
+    else:
+        grad = f"yes, for {', '.join(f'`{n}`' for n in entry.grad_inputs)}"
+    lines.append(f"- gradient: {grad}")
+    for note in entry.notes:
+        cited = f" (cases: {', '.join(f'{entry.name}-{c}' for c in note.cases)})" if note.cases else ""
+        lines.append(f"- {note.text}{cited}")
+    lines.append("")
+    return lines
+
+
+HEADER = """\
+# The kernel reference
+
+<!-- Generated by `tensorplug kernels --markdown` from tensorplug/kernel_reference/; do not edit by hand. -->
+
+Every kernel of `tensorplug.kernel_names.CATALOGUE`: the inputs a kernel gets
+(`inputs[name]`, raw storage, or a list of it), its attrs (`attrs[name]`, in
+the canonical form the ops put them in), what it returns (raw storage, or a
+tuple of it), which dtypes reach it, whether the core differentiates it, and
+the edge conventions the conformance suite checks (the cases named after
+each are those of `tensorplug.testing`; `tensorplug check NAME -k CASE`
+runs one). A kernel is called as `kernel(inputs, attrs, backend)`; the ops
+have validated every argument and promoted the inputs before it is called.
+
+The same data is in the core, as `tensorplug.kernel_reference.REFERENCE`
+(`tensorplug kernels NAME` prints one entry), and
+`tests/unit/test_kernel_reference.py` checks every kernel call the
+conformance suite makes against it.
+
+Dtypes: `float32`, `float64`, `int32`, `int64`, `bool`. Elementwise results
+have the broadcast shape of the inputs; empty inputs give empty results.
+"""
+
+
+def markdown() -> str:
+    """The reference as a Markdown page (``docs/kernels.md``)."""
+    lines = HEADER.splitlines()
+    lines.append("")
+    by_family: dict[str, list[KernelEntry]] = {}
+    for entry in REFERENCE.values():
+        by_family.setdefault(entry.family, []).append(entry)
+    lines.append("## Contents")
+    lines.append("")
+    for family, title in FAMILIES.items():
+        names = ", ".join(f"[{e.name}](#{e.name.lower()})" for e in by_family.get(family, []))
+        lines.append(f"- {title}: {names}")
+    lines.append("")
+    for family, title in FAMILIES.items():
+        lines.append(f"## {title}")
+        lines.append("")
+        for entry in by_family.get(family, []):
+            lines.extend(_entry_markdown(entry))
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def entry_text(name: str) -> str:
+    """One kernel's entry as Markdown; KeyError (with the close names) for an unknown kernel."""
+    entry = REFERENCE.get(name)
+    if entry is None:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(REFERENCE), n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise KeyError(f"no kernel {name!r} in the kernel reference{hint}")
+    return "\n".join(_entry_markdown(entry)).rstrip() + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m tensorplug.kernel_reference``: print the whole page (or the entries of the kernels named)."""
+    names = list(sys.argv[1:] if argv is None else argv)
+    try:
+        text = "\n".join(entry_text(n) for n in names) if names else markdown()
+    except KeyError as exc:
+        print(f"tensorplug.kernel_reference: {exc.args[0]}", file=sys.stderr)
+        return 2
+    sys.stdout.write(text)
+    return 0

@@ -1,0 +1,136 @@
+"""Elementwise binary kernels, broadcasting (inputs a, b)."""
+
+from __future__ import annotations
+
+from tensorplug import kernel_names as K
+from tensorplug.kernel_reference._entries import ALL, BOOL, FLOAT, NUMERIC, Input, KernelEntry, Note, Output
+from tensorplug.kernel_reference._unary import _SUBNORMAL
+
+_BROADCAST = "a and b have one dtype (the op promotes them: NumPy's table, Python scalars weak) and shapes that " \
+             "broadcast (NumPy's rules); y has the broadcast shape"  # fmt: skip
+_AB_EMPTY = Note("empty operands give an empty result of the broadcast shape", ("empty",))
+
+
+def _binary(
+    name: str,
+    summary: str,
+    dtypes: tuple[str, ...],
+    *notes: Note,
+    op: str,
+    out: str = "like:a",
+    gradient: str = "yes",
+    rule: str = "",
+) -> KernelEntry:
+    return KernelEntry(
+        name=name,
+        family="binary",
+        summary=summary,
+        ops=(op,),
+        inputs=(Input("a", dtypes), Input("b", dtypes)),
+        attrs=(),
+        outputs=(Output(out, doc="the broadcast shape of a and b"),),
+        dtypes=rule or f"a and b are one of {', '.join(dtypes)}; y is {'bool' if out == 'bool' else 'their dtype'}",
+        gradient=gradient,
+        grad_inputs=("a", "b") if gradient == "yes" else (),
+        notes=(
+            Note(_BROADCAST, ("broadcast",)) if "broadcast" in _BROADCAST_CASES.get(name, ()) else Note(_BROADCAST),
+            *notes,
+        ),
+    )
+
+
+# Kernels whose conformance table has a case named "broadcast" (the comparisons have "int32-broadcast").
+_BROADCAST_CASES = {
+    k: ("broadcast",) for k in (K.ADD, K.SUB, K.MULTIPLY, K.REAL_DIV, K.POW, K.MAXIMUM, K.MINIMUM,
+                                K.SQUARED_DIFFERENCE, K.ATAN2, K.FLOOR_DIV, K.MOD, K.LOGICAL_AND, K.LOGICAL_OR,
+                                K.LOGICAL_XOR)
+}  # fmt: skip
+
+
+def _compare(name: str, summary: str, op: str) -> KernelEntry:
+    return _binary(
+        name, summary, ALL,
+        Note("any comparison with NaN is False, except NotEqual which is True", ("float32-nan",)),
+        Note("±inf compare as numbers", ("float64-inf",)),
+        Note("bool operands compare as False < True", ("bool",)), _AB_EMPTY,
+        op=op, out="bool", gradient="none",
+        rule="a and b are one of float32, float64, int32, int64, bool, promoted to one dtype; y is bool",
+    )  # fmt: skip
+
+
+def _logical(name: str, summary: str, op: str) -> KernelEntry:
+    return _binary(
+        name, summary, BOOL, Note("the op refuses non-bool operands", ("int-rejected", "float-rejected")), _AB_EMPTY,
+        op=op, out="bool", gradient="none", rule="a and b are bool; y is bool",
+    )  # fmt: skip
+
+
+BINARY = [
+    _binary(K.ADD, "a + b", ALL, Note("on bool: logical or", ("bool-is-or",)),
+            Note("inf + -inf is NaN; NaN propagates", ("inf-nan",)), _AB_EMPTY, op="tp.add (and +)"),
+    _binary(K.SUB, "a - b", NUMERIC, Note("inf - inf is NaN; the op refuses bool", ("inf", "bool-rejected")),
+            _AB_EMPTY, op="tp.sub (and -)"),
+    _binary(K.MULTIPLY, "a * b", ALL, Note("on bool: logical and", ("bool-is-and",)),
+            Note("inf * 0 is NaN; NaN propagates", ("inf-nan",)), _SUBNORMAL, _AB_EMPTY, op="tp.mul (and *)"),
+    _binary(K.REAL_DIV, "a / b (true division)", FLOAT,
+            Note("x / 0 is inf, -inf or NaN (0 / 0); integer operands reach the kernel as float32",
+                 ("by-zero", "int-by-zero", "int32-gives-float32")), _AB_EMPTY, op="tp.div (and /)",
+            rule="a and b are float32 or float64 (the op casts integer and bool operands to float32); y has "
+                 "their dtype"),
+    _binary(K.POW, "a ** b", NUMERIC,
+            Note("C's pow: (-inf) ** 0.5 is inf and (-0.0) ** 0.5 is 0.0, (-8) ** (1/3) is NaN, 0 ** -1 is inf, "
+                 "x ** 0 is 1", ("half-exponent-of-minus-inf", "float64-special", "minus-inf-base")),
+            Note("integer a to a negative integer b is an error: the kernel raises (the op refuses a negative "
+                 "Python int exponent itself)", ("int-to-negative-int-tensor", "int-to-negative-python-int")),
+            _AB_EMPTY, op="tp.pow (and **)"),
+    _binary(K.MAXIMUM, "the larger of a and b", ALL, Note("NaN if either is NaN", ("nan",)),
+            Note("on bool: logical or", ("bool",)), _AB_EMPTY, op="tp.maximum"),
+    _binary(K.MINIMUM, "the smaller of a and b", ALL, Note("NaN if either is NaN", ("nan",)),
+            Note("on bool: logical and", ("bool",)), _AB_EMPTY, op="tp.minimum"),
+    _binary(K.SQUARED_DIFFERENCE, "(a - b) ** 2", NUMERIC, Note("NaN propagates; inf - inf is NaN", ("inf-nan",)),
+            _AB_EMPTY, op="tp.squared_difference"),
+    _binary(K.ATAN2, "the angle of the point (b, a), in [-pi, pi]", FLOAT,
+            Note("all four quadrants; atan2 of ±inf and NaN as C's atan2", ("float64-quadrants", "inf-nan")),
+            _AB_EMPTY, op="tp.atan2",
+            rule="a and b are float32 or float64 (the op casts integers to float32); y has their dtype"),
+    KernelEntry(
+        name=K.PRELU, family="binary", summary="x where x >= 0, else alpha * x", ops=("tp.prelu",),
+        inputs=(Input("x", NUMERIC), Input("alpha", NUMERIC, doc="the slope, broadcasting with x")),
+        attrs=(), outputs=(Output("like:x", doc="the broadcast shape of x and alpha"),),
+        dtypes="x and alpha are one numeric dtype (the op promotes them and refuses bool); y has their dtype",
+        gradient="yes", grad_inputs=("x", "alpha"),
+        notes=(Note("alpha broadcasts (one slope per channel, say)", ("per-channel",)),
+               Note("NaN stays NaN, -inf becomes alpha * -inf", ("inf-nan",)),
+               Note("empty x gives empty y", ("empty",))),
+    ),
+    _binary(K.FLOOR_DIV, "floor(a / b)", NUMERIC,
+            Note("integers: Python's floor division (rounds toward -inf: -7 // 2 is -4)", ("int32", "int64")),
+            Note("integer division by zero gives 0, without an error or a warning", ("int-by-zero", "int64-by-zero")),
+            Note("floats: floor of the true quotient, as TensorFlow.js (1.0 // 0.1 is 10.0, where Python gives 9.0); "
+                 "x // 0 is inf, -inf or NaN", ("float-floors-the-quotient", "float-by-zero")), _AB_EMPTY,
+            op="tp.floor_div (and //)", gradient="none"),
+    _binary(K.MOD, "a - floor(a / b) * b: the remainder with the sign of b (Python's %)", NUMERIC,
+            Note("the sign of the divisor: -7 mod 3 is 2, 7 mod -3 is -2", ("int32", "float32")),
+            Note("integer x mod 0 is 0 (no error); float x mod 0 is NaN; inf mod b is NaN",
+                 ("int-by-zero", "float-by-zero", "inf-nan")), _AB_EMPTY, op="tp.mod (and %)"),
+    _compare(K.EQUAL, "a == b", "tp.equal (and ==)"),
+    _compare(K.NOT_EQUAL, "a != b", "tp.not_equal (and !=)"),
+    _compare(K.LESS, "a < b", "tp.less (and <)"),
+    _compare(K.LESS_EQUAL, "a <= b", "tp.less_equal (and <=)"),
+    _compare(K.GREATER, "a > b", "tp.greater (and >)"),
+    _compare(K.GREATER_EQUAL, "a >= b", "tp.greater_equal (and >=)"),
+    _logical(K.LOGICAL_AND, "a and b", "tp.logical_and (and & on bool)"),
+    _logical(K.LOGICAL_OR, "a or b", "tp.logical_or (and | on bool)"),
+    _logical(K.LOGICAL_XOR, "a xor b", "tp.logical_xor (and ^ on bool)"),
+    KernelEntry(
+        name=K.ADD_N, family="binary", summary="the elementwise sum of a list of tensors", ops=("tp.add_n",),
+        inputs=(Input("tensors", ALL, is_list=True, doc="one or more tensors of one shape and one dtype"),),
+        attrs=(), outputs=(Output("like:tensors", doc="the shape of each tensor"),),
+        dtypes="every tensor has the same dtype, any of float32, float64, int32, int64, bool; y has that dtype",
+        gradient="yes", grad_inputs=("tensors",),
+        notes=(Note("no broadcasting: the op checks that shapes and dtypes agree", ("shape-mismatch",
+                                                                                   "dtype-mismatch")),
+               Note("a list of one tensor is allowed", ("single",)), Note("on bool: logical or", ("bool-is-or",)),
+               Note("inf + -inf is NaN", ("inf-nan",)), Note("empty tensors give an empty result", ("empty",))),
+    ),
+]  # fmt: skip

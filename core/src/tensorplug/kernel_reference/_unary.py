@@ -1,0 +1,149 @@
+"""Elementwise unary kernels (input x)."""
+
+from __future__ import annotations
+
+from tensorplug import kernel_names as K
+from tensorplug.kernel_reference._entries import (
+    ALL,
+    BOOL,
+    ELEMENTWISE_SHAPE,
+    FLOAT,
+    NUMERIC,
+    Attr,
+    KernelEntry,
+    Note,
+    Output,
+    _x,
+)
+
+
+def _unary(
+    name: str,
+    summary: str,
+    dtypes: tuple[str, ...],
+    *notes: Note,
+    op: str,
+    attrs: tuple[Attr, ...] = (),
+    out: str = "like:x",
+    gradient: str = "yes",
+    dtype_rule: str = "",
+) -> KernelEntry:
+    if not dtype_rule:
+        if dtypes == FLOAT:
+            dtype_rule = (
+                "x is float32 or float64 (the op casts integer and bool tensors to float32 first); y has x's dtype"
+            )
+        elif out == "bool":
+            dtype_rule = f"x is any of {', '.join(dtypes)}; y is bool"
+        else:
+            dtype_rule = f"x is any of {', '.join(dtypes)} (the op refuses bool); y has x's dtype"
+    return KernelEntry(
+        name=name,
+        family="unary",
+        summary=summary,
+        ops=(op,),
+        inputs=_x(dtypes),
+        attrs=attrs,
+        outputs=(Output(out, doc=ELEMENTWISE_SHAPE),),
+        dtypes=dtype_rule,
+        gradient=gradient,
+        grad_inputs=("x",) if gradient != "none" else (),
+        notes=notes,
+    )
+
+
+_NAN = Note("NaN in, NaN out; the cases' special values (±inf, ±0, the edges of the domain) are checked", ("special",))
+_EMPTY = Note("an empty x gives an empty y; a 0-d x a 0-d y", ("empty", "scalar"))
+_SUBNORMAL = Note(
+    "a subnormal result is kept exactly; a backend declaring flush_to_zero may give zero instead", ("subnormal-result",)
+)
+
+
+def _floating(name: str, summary: str, *notes: Note, op: str) -> KernelEntry:
+    return _unary(name, summary, FLOAT, *notes, _NAN, _EMPTY, op=op)
+
+
+UNARY = [
+    _unary(K.ABS, "|x|", NUMERIC, Note("abs(-0.0) is 0.0, abs(±inf) is inf", ("special",)), _EMPTY, op="tp.abs"),
+    _floating(K.ACOS, "inverse cosine, in [0, pi]", Note("NaN outside [-1, 1]", ("special",)), op="tp.acos"),
+    _floating(K.ACOSH, "inverse hyperbolic cosine", Note("NaN below 1", ("special",)), op="tp.acosh"),
+    _floating(K.ASIN, "inverse sine, in [-pi/2, pi/2]", Note("NaN outside [-1, 1]", ("special",)), op="tp.asin"),
+    _floating(K.ASINH, "inverse hyperbolic sine", op="tp.asinh"),
+    _floating(K.ATAN, "inverse tangent, in (-pi/2, pi/2)", Note("atan(±inf) is ±pi/2", ("special",)), op="tp.atan"),
+    _floating(K.ATANH, "inverse hyperbolic tangent", Note("±inf at ±1, NaN outside [-1, 1]", ("special",)),
+              op="tp.atanh"),
+    _floating(K.COS, "cosine (radians)", Note("NaN at ±inf", ("special",)), op="tp.cos"),
+    _floating(K.COSH, "hyperbolic cosine", op="tp.cosh"),
+    _floating(K.ELU, "x where x > 0, else expm1(x)",
+              Note("computed with expm1 below 0, so tiny negative x keep their digits", ("near-zero",)), op="tp.elu"),
+    _floating(K.ERF, "the error function",
+              Note("accurate to float64 precision (relative error below 1e-15 in float64, subnormals included)",
+                   ("float64-accuracy", "branches")), op="tp.erf"),
+    _floating(K.EXP, "e ** x", Note("exp(-inf) is 0, overflow gives inf", ("special",)), _SUBNORMAL, op="tp.exp"),
+    _floating(K.EXPM1, "e ** x - 1, accurate near 0", Note("accurate for tiny x", ("near-zero",)), op="tp.expm1"),
+    _floating(K.LOG, "natural logarithm", Note("log(0) is -inf, log of a negative is NaN", ("special",)),
+              op="tp.log"),
+    _floating(K.LOG1P, "log(1 + x), accurate near 0", Note("-inf at -1, NaN below; accurate for tiny x",
+                                                           ("special", "near-zero")), op="tp.log1p"),
+    _unary(K.NEG, "-x", NUMERIC, Note("NaN stays NaN, ±inf change sign", ("special",)),
+           Note("subnormal inputs are negated exactly (a backend declaring flush_to_zero is not asked)",
+                ("subnormal",)), _EMPTY,
+           op="tp.neg (and -x)"),
+    _floating(K.RECIPROCAL, "1 / x", Note("1/±0 is ±inf, 1/±inf is ±0", ("special",)), op="tp.reciprocal"),
+    _unary(K.RELU, "max(x, 0)", NUMERIC, Note("relu(NaN) is NaN", ("special",)), _EMPTY, op="tp.relu"),
+    _unary(K.RELU6, "min(max(x, 0), 6)", NUMERIC, Note("relu6(NaN) is NaN, relu6(inf) is 6", ("special",)), _EMPTY,
+           op="tp.relu6"),
+    _floating(K.RSQRT, "1 / sqrt(x)", Note("inf at 0, NaN below 0, 0 at inf", ("special",)), op="tp.rsqrt"),
+    _floating(K.SELU, "scale * x where x > 0, else scale * alpha * expm1(x)",
+              Note("TensorFlow.js's constants: scale 1.0507009873554805, alpha 1.6732632423543772; expm1 below 0",
+                   ("float64", "near-zero")), op="tp.selu"),
+    _floating(K.SIGMOID, "1 / (1 + e ** -x)",
+              Note("no overflow or cancellation for large |x|: sigmoid(-800) is 0 (or e**x), sigmoid(800) is 1",
+                   ("no-overflow", "large-negative")), op="tp.sigmoid"),
+    _floating(K.SIN, "sine (radians)", Note("NaN at ±inf", ("special",)), op="tp.sin"),
+    _floating(K.SINH, "hyperbolic sine", op="tp.sinh"),
+    _floating(K.SOFTPLUS, "log(1 + e ** x)",
+              Note("no overflow: softplus(x) is x for large x and e**x for very negative x", ("large-magnitude",)),
+              op="tp.softplus"),
+    _floating(K.SQRT, "square root", Note("NaN below 0; sqrt(-0.0) is ±0", ("special",)), op="tp.sqrt"),
+    _unary(K.SQUARE, "x * x", NUMERIC, Note("NaN stays NaN, overflow gives inf", ("special",)), _EMPTY,
+           op="tp.square"),
+    _floating(K.TAN, "tangent (radians)", Note("NaN at ±inf", ("special",)), op="tp.tan"),
+    _floating(K.TANH, "hyperbolic tangent", Note("tanh(±inf) is ±1", ("special",)), op="tp.tanh"),
+    _unary(K.LEAKY_RELU, "x where x >= 0, else alpha * x", FLOAT,
+           Note("integer and bool x reach the kernel as float32", ("int32", "bool")), _NAN, _EMPTY,
+           op="tp.leaky_relu", attrs=(Attr("alpha", "float", "the slope below 0 (any real, above 1 too)"),)),
+    _unary(K.STEP, "1 where x > 0, alpha elsewhere", NUMERIC,
+           Note("alpha at 0 and -0.0; NaN stays NaN (also a NaN among many values)",
+                ("default", "special", "special-default-alpha", "nan-among-many", "scalar-nan")),
+           Note("for integer x, alpha is an int (the op refuses a fractional one)", ("int64-alpha",)),
+           op="tp.step", gradient="zero",
+           attrs=(Attr("alpha", "int | float", "the value at or below 0: a float for float x, an int for integer x"),)),
+    _unary(K.CLIP_BY_VALUE, "x limited to [clip_value_min, clip_value_max]", NUMERIC,
+           Note("bounds included; NaN stays NaN; min <= max (the op checks)", ("float32", "special", "equal-bounds")),
+           Note("for integer x the bounds are ints, infinite or huge bounds clamped to the dtype's range by the op",
+                ("int64-infinite-bound", "int32-bounds-beyond-range")), _EMPTY,
+           op="tp.clip_by_value",
+           attrs=(Attr("clip_value_min", "int | float", "a float for float x, an int (within x's range) for integer x"),
+                  Attr("clip_value_max", "int | float", "as clip_value_min"))),
+    _unary(K.CEIL, "the smallest whole number >= x", NUMERIC,
+           Note("NaN and ±inf stay; ceil(-0.5) is 0; integer x are returned unchanged", ("special", "int32")),
+           _EMPTY, op="tp.ceil", gradient="zero"),
+    _unary(K.FLOOR, "the largest whole number <= x", NUMERIC,
+           Note("NaN and ±inf stay; integer x are returned unchanged", ("special", "int32")), _EMPTY,
+           op="tp.floor", gradient="zero"),
+    _unary(K.ROUND, "the nearest whole number", NUMERIC,
+           Note("halves round to even: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -0.5 -> 0, -1.5 -> -2", ("special",)), _EMPTY,
+           op="tp.round", gradient="zero"),
+    _unary(K.SIGN, "-1, 0 or 1 by the sign of x", NUMERIC,
+           Note("sign(NaN) is 0 (TensorFlow.js); sign(±0) is 0; tiny values are ±1", ("special",)), _EMPTY,
+           op="tp.sign", gradient="zero"),
+    _unary(K.IS_NAN, "x is NaN", ALL, Note("always False for integer and bool x", ("int32", "bool")), _EMPTY,
+           op="tp.isnan", out="bool", gradient="none"),
+    _unary(K.IS_INF, "x is +inf or -inf", ALL, Note("always False for integer and bool x", ("int32", "bool")), _EMPTY,
+           op="tp.isinf", out="bool", gradient="none"),
+    _unary(K.IS_FINITE, "x is neither NaN nor ±inf", ALL, Note("always True for integer and bool x", ("int32", "bool")),
+           _EMPTY, op="tp.isfinite", out="bool", gradient="none"),
+    _unary(K.LOGICAL_NOT, "not x", BOOL, Note("the op refuses non-bool x", ("float32", "int32")), _EMPTY,
+           op="tp.logical_not", out="bool", gradient="none", dtype_rule="x is bool; y is bool"),
+]  # fmt: skip
