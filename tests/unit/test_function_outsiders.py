@@ -24,7 +24,7 @@ def replay_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     if request.param == "plain":
         from tensorplug_numpy._backend import NumpyBackend
 
-        monkeypatch.setattr(NumpyBackend, "lower", lambda self, program: None)
+        monkeypatch.setattr(NumpyBackend, "lower_step", lambda self, program, index: None)
     return str(request.param)
 
 

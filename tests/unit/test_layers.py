@@ -73,6 +73,7 @@ LAYER_OF: dict[str, str] = {
     "_function": "tracing",
     "_tracer": "tracing",
     "_replay": "tracing",
+    "_passes": "tracing",
     "_signature": "tracing",
     # inspection
     "_profile": "inspection",

@@ -112,10 +112,15 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "debug": ("tensorplug._debug", "debug"),
     "function": ("tensorplug._function", "function"),
     "Function": ("tensorplug._function", "Function"),
-    "Program": ("tensorplug._function", "Program"),
-    "Step": ("tensorplug._function", "Step"),
-    "Assign": ("tensorplug._function", "Assign"),
-    "generate_replay": ("tensorplug._function", "generate_replay"),
+    "Program": ("tensorplug._program", "Program"),
+    "Step": ("tensorplug._program", "Step"),
+    "Assign": ("tensorplug._program", "Assign"),
+    "HostInput": ("tensorplug._program", "HostInput"),
+    "TensorSpec": ("tensorplug._program", "TensorSpec"),
+    "StepLowering": ("tensorplug._program", "StepLowering"),
+    "Constant": ("tensorplug._program", "Constant"),
+    "Replay": ("tensorplug._program", "Replay"),
+    "generate_replay": ("tensorplug._replay", "generate_replay"),
     "persist": ("tensorplug._lazy", "persist"),
 }
 
@@ -123,10 +128,12 @@ if TYPE_CHECKING:
     from tensorplug import datasets, initializers, testing, train
     from tensorplug._coverage import Coverage, CoverageRow, coverage
     from tensorplug._debug import debug
-    from tensorplug._function import Assign, Function, Program, Step, function, generate_replay
+    from tensorplug._function import Function, function
     from tensorplug._lazy import persist
     from tensorplug._profile import KernelProfile, KernelSummary, Profile, Timing, profile
     from tensorplug._profile import time as time
+    from tensorplug._program import Assign, Constant, HostInput, Program, Replay, Step, StepLowering, TensorSpec
+    from tensorplug._replay import generate_replay
 
 
 def __getattr__(name: str) -> Any:
@@ -163,6 +170,7 @@ __version__ = "0.1.0"
 __all__ = [
     "DTYPES",
     "Assign",
+    "Constant",
     "Backend",
     "BackendError",
     "BackendSpec",
@@ -189,12 +197,16 @@ __all__ = [
     "PluginError",
     "PluginInfo",
     "PluginWarning",
+    "HostInput",
     "Program",
+    "Replay",
     "Profile",
     "Step",
+    "StepLowering",
     "RegistrationError",
     "ShapeError",
     "Tensor",
+    "TensorSpec",
     "TensorplugError",
     "Timing",
     "UnsupportedOperationError",

@@ -7,13 +7,13 @@ backend. Kernels are registered separately, per (kernel name, backend name).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 if TYPE_CHECKING:
-    from tensorplug._program import Program
+    from tensorplug._program import Constant, Program, Replay, StepLowering
 
 
 class Backend:
@@ -126,17 +126,29 @@ class Backend:
         """
         return list(raws)
 
-    def lower(self, program: Program) -> Callable[[list[Any], list[Any], list[Any]], tuple[Any, ...]] | None:
-        """A replay of ``program`` (a ``tp.function`` trace on this backend) made by the backend, or None.
+    def lower_step(self, program: Program, index: int) -> StepLowering | Constant | None:
+        """How this backend runs ``program.steps[index]`` (a :class:`~tensorplug.Step`) in a ``tp.function``
+        replay: a :class:`~tensorplug.StepLowering` (a direct library call for it, and what the core's passes
+        may do with it), a :class:`~tensorplug.Constant` (its value at every call), or None (the kernel call).
 
-        ``tp.function`` calls it once per trace, after building the program. The callable returned is called
-        as the plain replay is, ``replay(A, V, H)``: the storage of the tensor arguments, the Variables read
-        or assigned, the per-call host values; it sets ``V[i]._data`` where the program assigns and returns
-        the storage of ``program.outputs`` as a tuple. None (the default) keeps the plain replay, which calls
-        each kernel in turn; so does a lowering that raises (with one warning). ``tp.profile`` and debug mode
-        still see the plain step-by-step replay. ``tensorplug.generate_replay`` writes such a callable with
-        a source line of the backend's own for the steps it chooses (see docs/authoring.md).
+        ``tp.function`` asks once per step when it builds a trace's replay (unless :meth:`compile` made one);
+        the core then folds pure steps of constants, writes dead buffers through ``into``, releases registers
+        after their last use, and generates the replay. Compare ``step.function`` by identity with your own
+        kernel: an override or a fallback may have run instead. The default lowers nothing. See
+        docs/authoring.md for the contract.
         """
+        return None
+
+    def wrap_replay(self, replay: Replay) -> Replay:
+        """The replay generated from this backend's step lowerings, wrapped as the backend needs (numpy runs it
+        in its kernels' quiet floating-point context, entered once per call). The default returns it as it is."""
+        return replay
+
+    def compile(self, program: Program) -> Replay | None:
+        """A whole-program replay of ``program`` made by the backend (a compiler's), or None to lower it step by
+        step (:meth:`lower_step`). Called once per trace, first. The replay has the calling convention of
+        :data:`~tensorplug.Replay`; a ``compile`` that raises leaves the plain replay, with one warning.
+        ``tp.profile`` and debug mode still see the plain step-by-step replay."""
         return None
 
     def synchronize(self) -> None:

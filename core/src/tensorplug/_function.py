@@ -38,10 +38,9 @@ from tensorplug._engine import engine
 from tensorplug._errors import FunctionWarning, InvalidArgumentError, KernelError, TensorplugError, warn
 from tensorplug._lazy import persist_lazy
 from tensorplug._observe import everywhere, observing
-from tensorplug._program import Assign, Program, Step
+from tensorplug._program import Program
 from tensorplug._registry import gradient_registry, kernel_registry
 from tensorplug._replay import (
-    assigned_indices,
     failed_step,
     generate_replay,
     host_storage,
@@ -57,7 +56,7 @@ from tensorplug._state import state
 from tensorplug._tensor import Tensor, Variable, tracing_variables, wrap_storage
 from tensorplug._tracer import Tracer, build
 
-__all__ = ["Assign", "Function", "Program", "Step", "Tracer", "function", "generate_replay"]
+__all__ = ["Function", "function"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -258,7 +257,7 @@ class Function(Generic[P, R]):
             dtypes = tuple(t.dtype for t in leaves)
             entry = _Trace(program, None, replay, lowered, structure, dtypes, _returned_variables(program, leaves))
             if backend.lazy:  # the optimizers inside f did not persist while tracing: the step boundary is here
-                assigned = [program.variables[i]() for i in assigned_indices(program)]
+                assigned = [program.variables[i]() for i, _ in program.updates]
                 persist_lazy([*leaves, *(v for v in assigned if v is not None)])
         entry.used = next(_uses)
         self._store(key, entry)
@@ -309,13 +308,13 @@ class Function(Generic[P, R]):
                 if not guard():
                     raise _Stale
         variables = []
-        saved = []  # what the variables hold before the call: a call that raises leaves them so
+        current = []  # what the variables hold when the call starts: the replay reads them from this list
         for ref in program.variables:
             v = ref()
             if v is None or v._backend is not backend:
                 raise _Stale
             variables.append(v)
-            saved.append(v._value)
+            current.append(v._value)
         ran = 0
         try:
             host: list[Any] = []
@@ -327,10 +326,10 @@ class Function(Generic[P, R]):
                         host.extend(host_storage(h, values))
             arguments = [t._data for t in leaves]
             if state.observers is not None or everywhere:
-                outputs = replay_observed(program, arguments, variables, host)
+                outputs, updates = replay_observed(program, arguments, current, host)
             else:
                 try:
-                    outputs = entry.replay(arguments, variables, host)  # type: ignore[misc]
+                    outputs, updates = entry.replay(arguments, current, host)  # type: ignore[misc]
                 except TensorplugError:
                     raise
                 except Exception as exc:
@@ -339,10 +338,21 @@ class Function(Generic[P, R]):
                         raise KernelError(lowered_failure_message(program, exc)) from exc
                     raise step_error(program, index, exc) from exc
             if backend.lazy:
-                outputs = persist_step(program, variables, outputs)
+                outputs, updates = persist_step(program, outputs, updates)
+            if len(updates) != len(program.updates):
+                raise KernelError(
+                    lowered_failure_message(
+                        program,
+                        ValueError(
+                            f"it returned {len(updates)} variable updates for the program's {len(program.updates)}"
+                        ),
+                    )
+                )
         except BaseException:
-            roll_back(program, variables, saved, ran)
+            roll_back(program, ran)  # no Variable took a new value yet: only host state to take back
             raise
+        for (index, _), raw in zip(program.updates, updates, strict=True):
+            variables[index]._value = raw
         dtypes = entry.dtypes
         if entry.structure is None:
             if entry.returned:

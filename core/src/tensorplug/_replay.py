@@ -8,49 +8,38 @@ import linecache
 import time
 import types
 import weakref
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from tensorplug._errors import KernelError, TensorplugError
+from tensorplug._errors import FunctionWarning, KernelError, TensorplugError, warn
 from tensorplug._observe import KernelCall, everywhere
-from tensorplug._program import Assign, HostInput, Program, Step
+from tensorplug._passes import LowerStep, Plan, plan_steps
+from tensorplug._program import HostInput, Program, Replay, Step
 from tensorplug._state import state
-from tensorplug._tensor import Variable
 
-__all__ = ["LowerStep", "generate_replay"]
+if TYPE_CHECKING:
+    from tensorplug._backend import Backend
+
+__all__ = ["generate_replay", "lower_program", "replay_observed", "write_replay"]
 
 
 _codes = itertools.count()
-
-LowerStep = Callable[[int, Step, Callable[[int], str], dict[str, Any]], "str | None"]
-"""``lower_step(index, step, ref, namespace)``: a Python expression computing ``step``'s output (its tuple of
-outputs for a sequence step) from the registers ``ref(register)`` names, or None for the kernel call; names
-the expression uses go into ``namespace`` (see :func:`generate_replay`)."""
 
 _line_steps: weakref.WeakKeyDictionary[types.CodeType, dict[int, int]] = weakref.WeakKeyDictionary()
 """The code of each generated replay -> {line: step index}, so that an error names the step that raised it."""
 
 
-def generate_replay(
-    program: Program, lower_step: LowerStep | None = None, *, label: str = "replay"
-) -> Callable[[list[Any], list[Any], list[Any]], tuple[Any, ...]]:
-    """The replay of ``program`` as generated Python, ``replay(A, V, H)`` (the arguments' storage, the
-    Variables, the host values) returning the outputs' storage: what :meth:`Backend.lower` returns.
+def write_replay(program: Program, plan: Plan | None = None, *, label: str = "replay") -> Replay:
+    """The replay of ``program`` as generated Python, with the calling convention of :data:`~tensorplug.Replay`.
 
-    Each kernel step is one line, ``outputs = k3({"a": r1, "b": r2}, t3, be)``, unless ``lower_step(index,
-    step, ref, namespace)`` returns a Python expression to compute it instead (``"np.add(r1, r2)"``): ``ref(r)``
-    names register ``r`` in the source, and ``namespace`` takes what the expression uses (``namespace["np"] =
-    numpy``). Registers are deleted after their last use (``step.free``), as in the plain replay. An exception
-    raised on a step's line becomes a KernelError naming that step's kernel, backend and input shapes.
-
-    >>> import tensorplug as tp
-    >>> f = tp.function(lambda x: -x)
-    >>> program = f.program(tp.tensor([1.0]))
-    >>> replay = tp.generate_replay(program, lambda i, step, ref, ns: f"(- {ref(step.inputs[0][1])})")
-    >>> replay([tp.tensor([2.0]).raw], [], [])[0].tolist()
-    [-2.0]
+    Each kernel step is one line: ``r3 = k3({"a": r1, "b": r2}, t3, be)``, the kernel call, or with a
+    ``plan`` (see :func:`tensorplug._passes.plan`) the backend's direct call ``r3 = s3(r1, r2)``, its call
+    into a dead buffer ``r3 = i3(r1, r1, r2)``, or nothing for a folded step (its value is a constant).
+    Registers are deleted after their last use (``step.free``). An exception raised on a step's line becomes
+    a KernelError naming that step's kernel, backend and input shapes.
     """
-    constants = {reg for reg, _ in program.constants}
+    plan = plan or Plan()
+    constants = {reg for reg, _ in program.constants} | plan.folded.keys()
 
     def ref(reg: int) -> str:
         return f"c{reg}" if reg in constants else f"r{reg}"
@@ -59,47 +48,111 @@ def generate_replay(
         return "[" + ", ".join(ref(i) for i in r) + "]" if isinstance(r, tuple) else ref(r)
 
     namespace: dict[str, Any] = {"be": program.backend}
-    for reg, raw in program.constants:
+    for reg, raw in [*program.constants, *plan.folded.items()]:
         namespace[f"c{reg}"] = raw
     lines = ["def replay(A, V, H):"]
     for i, reg in enumerate(program.arguments):
         lines.append(f"    r{reg} = A[{i}]")
     for index, reg in program.reads:
-        lines.append(f"    r{reg} = V[{index}]._value")
-    position = 0
-    for entry in program.host:
-        for reg in entry.registers:
-            lines.append(f"    r{reg} = H[{position}]")
-            position += 1
+        lines.append(f"    r{reg} = V[{index}]")
+    for position, reg in enumerate(program.host_registers):
+        lines.append(f"    r{reg} = H[{position}]")
     line_steps: dict[int, int] = {}
     for i, step in enumerate(program.steps):
-        if isinstance(step, Assign):
-            lines.append(f"    V[{step.variable}]._value = {ref(step.register)}")
-        else:
+        if isinstance(step, Step) and not all(r in plan.folded for r in step.outputs):
             outs = ", ".join(f"r{r}" for r in step.outputs)
             if step.sequence:
                 outs += "," if len(step.outputs) == 1 else ""
-            expression = None if lower_step is None else lower_step(i, step, ref, namespace)
-            if expression is None:
+            if i in plan.calls:
+                lowering = plan.calls[i]
+                args = [refs(r) for _, r in step.inputs]
+                for j, value in enumerate(lowering.args):
+                    namespace[f"a{i}_{j}"] = value
+                    args.append(f"a{i}_{j}")
+                for key, value in lowering.kwargs.items():
+                    namespace[f"a{i}_{key}"] = value
+                    args.append(f"{key}=a{i}_{key}")
+                if i in plan.into:
+                    namespace[f"i{i}"] = lowering.into
+                    expression = f"i{i}(r{plan.into[i]}, {', '.join(args)})"
+                else:
+                    namespace[f"s{i}"] = lowering.call
+                    expression = f"s{i}({', '.join(args)})"
+            else:
                 namespace[f"k{i}"] = step.function
                 namespace[f"t{i}"] = step.attrs
                 inputs = ", ".join(f"{name!r}: {refs(r)}" for name, r in step.inputs)
                 expression = f"k{i}({{{inputs}}}, t{i}, be)"
             lines.append(f"    {outs or '_'} = {expression}")
-        line_steps[len(lines)] = i
-        if step.free:
-            lines.append(f"    del {', '.join(f'r{r}' for r in step.free)}")
-    lines.append(f"    return ({''.join(ref(r) + ', ' for r in program.outputs)})")
+            line_steps[len(lines)] = i
+        dead = [r for r in step.free if r not in constants]
+        if dead:
+            lines.append(f"    del {', '.join(f'r{r}' for r in dead)}")
+    outputs = "".join(ref(r) + ", " for r in program.outputs)
+    updates = "".join(ref(r) + ", " for _, r in program.updates)
+    lines.append(f"    return ({outputs}), ({updates})")
     source = "\n".join(lines) + "\n"
     filename = f"<tp.function {program.name} {label} #{next(_codes)}>"
     code = compile(source, filename, "exec")
     exec(code, namespace)
-    replay: Callable[[list[Any], list[Any], list[Any]], tuple[Any, ...]] = namespace.pop("replay")  # no cycle
+    replay: Replay = namespace.pop("replay")  # no cycle
     _line_steps[replay.__code__] = line_steps
     # Tracebacks show the source while the replay lives; it goes from linecache with the replay (its trace).
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     weakref.finalize(replay, linecache.cache.pop, filename, None).atexit = False
     return replay
+
+
+def generate_replay(program: Program, lower_step: LowerStep | None = None, *, label: str = "replay") -> Replay:
+    """A replay of ``program`` (see :data:`~tensorplug.Replay` for its calling convention), generated as Python.
+
+    Without ``lower_step``, the plain replay: each kernel called in turn. With it, the replay the core makes
+    from a backend's step lowerings (``lower_step(program, index)`` returns a :class:`~tensorplug.StepLowering`,
+    a :class:`~tensorplug.Constant` or None, as ``Backend.lower_step`` does): direct calls, folded steps,
+    dead buffers written into. Registers are released after their last use; an exception on a step's line
+    becomes a ``tp.KernelError`` naming that step's kernel, backend and input shapes.
+
+    >>> import numpy as np
+    >>> import tensorplug as tp
+    >>> f = tp.function(lambda x: -x)
+    >>> program = f.program(tp.tensor([1.0]))
+    >>> replay = tp.generate_replay(program, lambda program, i: tp.StepLowering(np.negative))
+    >>> outputs, updates = replay([np.array([2.0], np.float32)], [], [])
+    >>> outputs[0].tolist(), updates
+    ([-2.0], ())
+    """
+    return write_replay(program, None if lower_step is None else plan_steps(program, lower_step), label=label)
+
+
+_legacy_warned: weakref.WeakSet[type] = weakref.WeakSet()
+
+
+def lower_program(program: Program) -> tuple[Replay | None, str | None]:
+    """The backend's replay of ``program``: its compiler's, else one generated from its step lowerings (None:
+    the plain replay serves), and why lowering failed if it raised."""
+    backend: Backend = program.backend
+    if getattr(type(backend), "lower", None) is not None and type(backend) not in _legacy_warned:
+        _legacy_warned.add(type(backend))
+        warn(
+            f"backend {backend.name!r} defines lower(program), which tp.function no longer calls: a replay's "
+            "calling convention is now replay(arguments, variables, host) -> (outputs, updates), with the "
+            "Variables' storage in and their new storage out. Rename it compile(program) and adapt it, or lower "
+            "step by step with lower_step(program, index) (see docs/authoring.md); the plain replay runs meanwhile",
+            FunctionWarning,
+            stacklevel=5,
+        )
+    try:
+        compiled = backend.compile(program)
+        if compiled is not None:
+            if not callable(compiled):
+                return None, f"compile returned a {type(compiled).__name__}, not a callable or None"
+            return compiled, None
+        steps = plan_steps(program, backend.lower_step)
+        if not steps:
+            return None, None
+        return backend.wrap_replay(write_replay(program, steps, label=f"{backend.name} lowering")), None
+    except Exception as exc:
+        return None, f"{type(exc).__name__}: {exc}"
 
 
 def failed_step(exc: BaseException) -> int | None:
@@ -114,38 +167,16 @@ def failed_step(exc: BaseException) -> int | None:
     return index
 
 
-def lower_program(program: Program) -> tuple[Callable[..., Any] | None, str | None]:
-    """The backend's lowering of ``program`` (None: the plain replay), and why it failed if it raised."""
-    try:
-        lowered = program.backend.lower(program)
-    except Exception as exc:
-        return None, f"{type(exc).__name__}: {exc}"
-    if lowered is not None and not callable(lowered):
-        return None, f"it returned a {type(lowered).__name__}, not a callable or None"
-    return lowered, None
-
-
 def replay_observed(
-    program: Program, arguments: list[Any], variables: list[Variable], host: list[Any]
-) -> tuple[Any, ...]:
+    program: Program, arguments: Sequence[Any], variables: Sequence[Any], host: Sequence[Any]
+) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """The replay that tp.profile and debug mode see: each step a KernelCall to this thread's observers."""
     observers = (*(state.observers or ()), *everywhere)
     synchronize = any(o.synchronize for o in observers)
     backend = program.backend
-    regs: dict[int, Any] = dict(program.constants)
-    for reg, raw in zip(program.arguments, arguments, strict=True):
-        regs[reg] = raw
-    for index, reg in program.reads:
-        regs[reg] = variables[index]._value
-    position = 0
-    for entry in program.host:
-        for reg in entry.registers:
-            regs[reg] = host[position]
-            position += 1
+    regs = program.bind(arguments, variables, host)
     for i, step in enumerate(program.steps):
-        if isinstance(step, Assign):
-            variables[step.variable]._value = regs[step.register]
-        else:
+        if isinstance(step, Step):
             inputs = {name: [regs[j] for j in r] if isinstance(r, tuple) else regs[r] for name, r in step.inputs}
             if synchronize:
                 backend.synchronize()
@@ -182,22 +213,16 @@ def replay_observed(
                 regs[reg] = raw
         for reg in step.free:
             del regs[reg]
-    return tuple(regs[r] for r in program.outputs)
+    return tuple(regs[r] for r in program.outputs), tuple(regs[r] for _, r in program.updates)
 
 
-def assigned_indices(program: Program) -> list[int]:
-    """The indices of the variables the program assigns, each once, in order."""
-    return list(dict.fromkeys(s.variable for s in program.steps if isinstance(s, Assign)))
-
-
-def persist_step(program: Program, variables: list[Variable], outputs: tuple[Any, ...]) -> tuple[Any, ...]:
-    """On a lazy backend: the replay's outputs and the variables it assigned, persisted as one graph (the step
+def persist_step(
+    program: Program, outputs: tuple[Any, ...], updates: tuple[Any, ...]
+) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """On a lazy backend: the replay's outputs and the variables' new values, persisted as one graph (the step
     is computed once, and the next step's graph starts from its results)."""
-    assigned = [variables[i] for i in assigned_indices(program)]
-    raws = program.backend.persist([*outputs, *(v._data for v in assigned)])
-    for v, raw in zip(assigned, raws[len(outputs) :], strict=True):
-        v._value = raw
-    return tuple(raws[: len(outputs)])
+    raws = program.backend.persist([*outputs, *updates])
+    return tuple(raws[: len(outputs)]), tuple(raws[len(outputs) :])
 
 
 def lowered_failure_message(program: Program, exc: BaseException) -> str:
@@ -219,8 +244,9 @@ def step_error(program: Program, index: int, exc: BaseException) -> Exception:
 def _failure_message(program: Program, index: int, exc: BaseException) -> str:
     step = program.steps[index]
     assert isinstance(step, Step)
+    specs = program.specs
     parts = ", ".join(
-        f"{name}=[{', '.join(program.specs[j] for j in r)}]" if isinstance(r, tuple) else f"{name}={program.specs[r]}"
+        f"{name}=[{', '.join(str(specs[j]) for j in r)}]" if isinstance(r, tuple) else f"{name}={specs[r]}"
         for name, r in step.inputs
     )
     phase = f", in the gradient of {step.gradient_of!r}" if step.gradient_of else ""
@@ -246,10 +272,8 @@ def host_storage(h: HostInput, values: Sequence[Any]) -> list[Any]:
     return raws
 
 
-def roll_back(program: Program, variables: list[Variable], saved: list[Any], ran: int) -> None:
-    """A replay failed: its variables take back the storage they had, and the host callbacks that ran are undone."""
-    for v, raw in zip(variables, saved, strict=True):
-        v._value = raw
+def roll_back(program: Program, ran: int) -> None:
+    """A replay failed (before any Variable took a new value): the host callbacks that ran are undone."""
     for h in reversed(program.host[:ran]):
         if h.undo is not None:
             h.undo()

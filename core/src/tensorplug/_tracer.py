@@ -15,8 +15,9 @@ from typing import Any
 from tensorplug._backend import Backend
 from tensorplug._errors import KernelError
 from tensorplug._observe import KernelCall
-from tensorplug._program import Assign, HostInput, Program, Step
-from tensorplug._tensor import Tensor, Variable, describe, spec_text, wrap_storage
+from tensorplug._passes import prune, release, updates
+from tensorplug._program import Assign, HostInput, Program, Step, TensorSpec
+from tensorplug._tensor import Tensor, Variable, describe, wrap_storage
 
 __all__ = ["Tracer", "build"]
 
@@ -39,7 +40,7 @@ class Tracer:
         self.backend = backend
         self.register_of: dict[int, int] = {}  # id(raw) -> register
         self.kinds: list[str] = []
-        self.specs: list[str] = []
+        self.specs: list[TensorSpec] = []
         self.keep: list[Any] = []  # every object seen, so that their ids stay theirs during the trace
         self.views: dict[int, Any] = {}  # id(variable) -> the storage this thread sees for it (Variable._data)
         self.pending: dict[int, Variable] = {}  # id(stand-in) -> its Variable, until the trace first reads it
@@ -61,9 +62,9 @@ class Tracer:
         self.kinds.append(kind)
         backend = self.backend
         try:
-            self.specs.append(spec_text(backend.dtype_of(raw), backend.shape_of(raw)))
+            self.specs.append(TensorSpec(str(backend.dtype_of(raw)), tuple(int(d) for d in backend.shape_of(raw))))
         except Exception:
-            self.specs.append(type(raw).__name__)
+            self.specs.append(TensorSpec(None, None))
         self.register_of[id(raw)] = reg
         self.keep.append(raw)
         return reg
@@ -246,53 +247,10 @@ def _user_location() -> str:
 
 def build(tracer: Tracer, output_registers: list[int]) -> Program:
     """The program of a finished trace: unused kernel calls dropped, each register released after its last use."""
-    live = set(output_registers)
-    kept: list[Step | Assign] = []
-    for step in reversed(tracer.steps):
-        if isinstance(step, Assign):
-            kept.append(step)
-            live.add(step.register)
-        elif any(r in live for r in step.outputs):
-            kept.append(step)
-            for _, r in step.inputs:
-                live.update(r if isinstance(r, tuple) else (r,))
-    kept.reverse()
-    last_use: dict[int, int] = {}
-    for i, step in enumerate(kept):
-        if isinstance(step, Assign):
-            last_use[step.register] = i
-        else:
-            for _, r in step.inputs:
-                for reg in r if isinstance(r, tuple) else (r,):
-                    last_use[reg] = i
-            for reg in step.outputs:
-                last_use.setdefault(reg, i)  # an output nothing reads goes right away
+    kept, live = prune(tracer.steps, output_registers)
+    new_values = updates(kept)
     constants = {reg for reg, _ in tracer.constants if reg in live}
-    keep_alive = set(output_registers) | constants
-    frees: dict[int, list[int]] = {}
-    for reg, i in last_use.items():
-        if reg not in keep_alive:
-            frees.setdefault(i, []).append(reg)
-    steps: list[Step | Assign] = []
-    for i, step in enumerate(kept):
-        free = tuple(sorted(frees.get(i, ())))
-        if isinstance(step, Assign):
-            steps.append(Assign(step.variable, step.register, free))
-        else:
-            steps.append(
-                Step(
-                    step.kernel,
-                    step.backend,
-                    step.function,
-                    step.inputs,
-                    step.attrs,
-                    step.outputs,
-                    step.sequence,
-                    step.gradient_of,
-                    free,
-                    step.error,
-                )
-            )
+    steps = release(kept, set(output_registers) | constants | {reg for _, reg in new_values})
     used_variables = sorted(
         {i for i, reg in tracer.reads if reg in live} | {s.variable for s in kept if isinstance(s, Assign)}
     )
@@ -312,4 +270,5 @@ def build(tracer: Tracer, output_registers: list[int]) -> Program:
         specs=tuple(tracer.specs),
         kinds=tuple(tracer.kinds),
         guards=tuple(tracer.guards),
+        updates=tuple((renumber[v], reg) for v, reg in new_values),
     )

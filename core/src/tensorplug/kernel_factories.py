@@ -22,22 +22,24 @@ Kernel = Callable[[dict[str, Any], dict[str, Any], Any], Any]
 
 
 def unary(fn: Callable[[Any], Any]) -> Kernel:
-    """The kernel applying ``fn`` to input ``x``."""
+    """The kernel applying ``fn`` to input ``x``; ``kernel.applies`` is ``fn`` (a lowering may call it directly)."""
 
     def kernel(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
         return fn(inputs["x"])
 
     kernel.__name__ = getattr(fn, "__name__", "unary")
+    kernel.applies = fn  # type: ignore[attr-defined]
     return kernel
 
 
 def binary(fn: Callable[[Any, Any], Any]) -> Kernel:
-    """The kernel applying ``fn`` to inputs ``a`` and ``b``."""
+    """The kernel applying ``fn`` to inputs ``a`` and ``b``; ``kernel.applies`` is ``fn``."""
 
     def kernel(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
         return fn(inputs["a"], inputs["b"])
 
     kernel.__name__ = getattr(fn, "__name__", "binary")
+    kernel.applies = fn  # type: ignore[attr-defined]
     return kernel
 
 

@@ -213,7 +213,7 @@ def core_gradients() -> Iterator[None]:
         yield
 
 
-def run_case(case: Case, *, gradients: str = "core") -> None:
+def run_case(case: Case, *, gradients: str = "core", traced: bool = False) -> None:
     """Run one case on the active backend; raise AssertionError (naming the case) when it fails.
 
     Raises :class:`NotApplicable` (a ``unittest.SkipTest``, which pytest
@@ -221,7 +221,9 @@ def run_case(case: Case, *, gradients: str = "core") -> None:
     lacks; a gradient case needing float64 on a backend without it runs in
     float32. ``gradients="core"`` (the default) differentiates with the
     core's gradients, whatever gradient plugins are installed;
-    ``gradients="active"`` with the ones in effect.
+    ``gradients="active"`` with the ones in effect. ``traced=True`` runs the
+    case eagerly and through ``tp.function`` instead, and checks that the
+    replay gives eager's values (see :mod:`tensorplug.testing._traced`).
     """
     import tensorplug as tp
 
@@ -235,7 +237,12 @@ def run_case(case: Case, *, gradients: str = "core") -> None:
         case = in_float32(case)
     scope = core_gradients() if gradients == "core" else contextlib.nullcontext()
     with scope:
-        _run(case, backend)
+        if traced:
+            from tensorplug.testing._traced import run_traced
+
+            run_traced(case, [_to_tensors(v) for v in case.inputs])
+        else:
+            _run(case, backend)
 
 
 def _run(case: Case, backend: Backend) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -11,7 +10,7 @@ import numpy as np
 from tensorplug import Backend
 
 if TYPE_CHECKING:
-    from tensorplug import Program
+    from tensorplug import Constant, Program, Replay, StepLowering
 
 # numpy's dtype.name is a slow Python property; a dict keyed by dtype is a fast lookup.
 _NAMES = {np.dtype(name): name for name in ("float32", "float64", "int32", "int64", "bool")}
@@ -63,7 +62,12 @@ class NumpyBackend(Backend):
             return all(map(math.isfinite, raw.flat))
         return bool(np.isfinite(raw).all())
 
-    def lower(self, program: Program) -> Callable[[list[Any], list[Any], list[Any]], tuple[Any, ...]] | None:
-        from tensorplug_numpy._lower import lower  # imported at the first trace, not with the backend
+    def lower_step(self, program: Program, index: int) -> StepLowering | Constant | None:
+        from tensorplug_numpy._lower import lower_step  # imported at the first trace, not with the backend
 
-        return lower(program)
+        return lower_step(program, index)
+
+    def wrap_replay(self, replay: Replay) -> Replay:
+        from tensorplug_numpy._lower import wrap_replay
+
+        return wrap_replay(replay)

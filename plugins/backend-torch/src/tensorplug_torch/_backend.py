@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 from torch.utils.dlpack import from_dlpack as torch_from_dlpack
 
 from tensorplug import Backend, BackendError
+
+if TYPE_CHECKING:
+    from tensorplug import Constant, Program, StepLowering
 from tensorplug_torch._probe import ENV_DEVICE
 from tensorplug_torch._threads import warn_if_oversubscribed
 
@@ -110,6 +113,11 @@ class TorchBackend(Backend):
     def dispose(self) -> None:
         if self.is_cuda:
             torch.cuda.empty_cache()
+
+    def lower_step(self, program: Program, index: int) -> StepLowering | Constant | None:
+        from tensorplug_torch._lower import lower_step  # imported at the first trace, not with the backend
+
+        return lower_step(program, index)
 
 
 def importable(obj: Any) -> Any:

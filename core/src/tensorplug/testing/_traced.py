@@ -1,0 +1,101 @@
+"""The conformance suite through ``tp.function``: each case traced, replayed, and compared with eager.
+
+A backend's lowering (``Backend.lower_step`` or ``compile``) must give what its kernels give eagerly. For
+each case, the op runs eagerly, then as a ``tp.function``: one call traces it, the next replays the
+program (through the backend's lowering, or the plain replay), and the replay's outputs must equal the
+eager ones bit for bit (NaN where NaN, same dtype and shape). A ``grad=True`` case does the same for its
+gradients (of the sum of its float outputs, with respect to its float arguments). A case that expects an
+error must raise it through ``tp.function`` too; a case whose values are checked by statistics (random
+kernels) is checked so on the replay. An op that reads a traced value back to Python cannot be replayed,
+and its case is not applicable.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from tensorplug.testing._conformance import Case
+
+__all__ = ["run_traced"]
+
+
+def run_traced(case: Case, args: list[Any]) -> None:
+    """Run ``case`` (its inputs already tensors) eagerly and through ``tp.function``; raise AssertionError
+    (naming the case) where the replay differs, NotApplicable where the op cannot be replayed."""
+    import tensorplug as tp
+
+    if case.raises is not None:
+        try:
+            _outputs(tp.function(case.op)(*args))
+        except case.raises:
+            return
+        raise AssertionError(f"{case.id} (traced): expected {case.raises.__name__}, but tp.function returned")
+    _compare_replay(case, "values", case.op, args)
+    if case.grad:
+        positions = [i for i, a in enumerate(args) if isinstance(a, tp.Tensor) and a.dtype in ("float32", "float64")]
+        if positions:
+            _compare_replay(case, "gradients", _gradients(case.op, args, positions), [args[i] for i in positions])
+
+
+def _gradients(op: Callable[..., Any], args: list[Any], positions: list[int]) -> Callable[..., Any]:
+    import tensorplug as tp
+
+    def loss(*xs: Any) -> Any:
+        full = list(args)
+        for i, x in zip(positions, xs, strict=True):
+            full[i] = x
+        floats = [o for o in _outputs(op(*full)) if o.dtype in ("float32", "float64")]
+        return tp.add_n([tp.sum(o) for o in floats]) if len(floats) > 1 else tp.sum(floats[0])
+
+    def gradients(*xs: Any) -> Any:
+        return tp.grads(loss, unconnected_gradients="zero")(list(xs))
+
+    return gradients
+
+
+def _compare_replay(case: Case, what: str, fn: Callable[..., Any], args: Sequence[Any]) -> None:
+    import tensorplug as tp
+    from tensorplug.testing._conformance import NotApplicable
+
+    eager = [np.asarray(o.numpy()) for o in _outputs(fn(*args))]
+    traced = tp.function(fn)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", tp.FunctionWarning)
+        traced(*args)  # the trace (it runs eagerly)
+    for warning in caught:
+        if issubclass(warning.category, tp.FunctionWarning) and "cannot be replayed" in str(warning.message):
+            raise NotApplicable(f"{case.id} (traced {what}): {warning.message}")
+        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    if traced.trace_count != 1:
+        raise AssertionError(f"{case.id} (traced {what}): {traced.trace_count} traces for one signature")
+    replayed = _outputs(traced(*args))
+    if traced.trace_count != 1:
+        raise AssertionError(f"{case.id} (traced {what}): the second call traced again instead of replaying")
+    got = [np.asarray(o.numpy()) for o in replayed]
+    if case.check is not None and what == "values":
+        case.check(*got)
+        return
+    if len(got) != len(eager):
+        raise AssertionError(f"{case.id} (traced {what}): {len(got)} outputs, eagerly {len(eager)}")
+    for i, (g, e) in enumerate(zip(got, eager, strict=True)):
+        where = f"{case.id} (traced {what}, output {i})"
+        if g.dtype != e.dtype or g.shape != e.shape:
+            raise AssertionError(f"{where}: {g.dtype}{list(g.shape)} replayed, {e.dtype}{list(e.shape)} eagerly")
+        if g.tobytes() != e.tobytes() and not _same_with_nans(g, e):
+            np.testing.assert_array_equal(g, e, err_msg=f"{where}: the replay differs from eager")
+
+
+def _same_with_nans(a: np.ndarray, b: np.ndarray) -> bool:
+    """Equal, NaN where NaN (a NaN's payload may differ between library paths)."""
+    if a.dtype.kind not in "fc":
+        return False
+    return bool(np.array_equal(a, b, equal_nan=True))
+
+
+def _outputs(out: Any) -> list[Any]:
+    return list(out) if isinstance(out, list | tuple) else [out]
