@@ -42,14 +42,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="with --tensorplug-backend: a kernel the backend does not register fails instead of being skipped",
     )
+    group.addoption(
+        "--tensorplug-traced",
+        action="store_true",
+        default=False,
+        help="with --tensorplug-backend: also run each case through tp.function and check that its replay (the "
+        "backend's lowering) equals eager, bit for bit",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     backend = config.getoption("tensorplug_backend")
     strict = bool(config.getoption("tensorplug_strict"))
     if backend is None:
-        if strict:
-            raise pytest.UsageError("--tensorplug-strict needs --tensorplug-backend NAME")
+        if strict or config.getoption("tensorplug_traced"):
+            option = "--tensorplug-strict" if strict else "--tensorplug-traced"
+            raise pytest.UsageError(f"{option} needs --tensorplug-backend NAME")
         return
     from tensorplug.testing import pytest_plugin
 

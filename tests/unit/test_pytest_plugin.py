@@ -270,3 +270,21 @@ def test_a_backend_without_float64_runs_what_applies_and_says_what_does_not(tmp_
     assert f"  kernels: {len(CATALOGUE)} passing, 0 failing, 0 missing" in result.stdout
     assert f"  not applicable (needs float64): {len(needs_float64)} cases" in result.stdout
     assert "  (gradient checks run in float32: the backend declares float64 unsupported)" in result.stdout
+
+
+def test_traced_runs_each_case_through_the_backends_lowering(tmp_path: Path) -> None:
+    """A lowering that is wrong only in replays passes the eager run and fails the traced one, naming the case."""
+    wrong_lowering = PARTIAL_BACKEND + (
+        "\n\ndef lower_step(self, program, index):\n"
+        "    step = program.steps[index]\n"
+        "    return tp.StepLowering(np.subtract) if step.kernel == 'Add' else None\n\n\n"
+        "PartialBackend.lower_step = lower_step\n"
+    )
+    (tmp_path / "conftest.py").write_text(wrong_lowering)
+    eager = run_pytest(tmp_path, "--tensorplug-backend", "partial", "-k", "Add-float32")
+    assert eager.returncode == 0, eager.stdout[-3000:]
+    traced = run_pytest(tmp_path, "--tensorplug-backend", "partial", "--tensorplug-traced", "-k", "Add-float32")
+    assert traced.returncode == 1
+    assert "Add-float32 (traced values, output 0): the replay differs from eager" in traced.stdout
+    usage = run_pytest(tmp_path, "--tensorplug-traced")
+    assert "--tensorplug-traced needs --tensorplug-backend" in usage.stderr

@@ -328,6 +328,8 @@ class ConformanceItem(pytest.Item):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", tp.FallbackWarning)  # the summary lists what ran on the fallback
                 run_case(case)
+                if self.config.getoption("tensorplug_traced"):
+                    run_case(case, traced=True)
         except (tp.KernelNotFoundError, AssertionError) as exc:
             needed = _missing_kernel(exc)
             if needed is None:
