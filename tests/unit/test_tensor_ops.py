@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -274,6 +275,22 @@ def test_variables_assign_and_check() -> None:
     snapshot = tp.tensor(w)
     w.assign([0.0, 0.0])
     assert snapshot.tolist() == [5.0, 6.0]
+
+
+def test_tensors_and_variables_pickle_under_their_public_names() -> None:
+    x = tp.tensor([1.0, 2.0])
+    w = tp.variable([3.0, 4.0], name="w", trainable=False)
+    for value in (x, w):
+        data = pickle.dumps(value)
+        assert b"tensorplug._" not in data  # found again as tp.Tensor / tp.Variable, wherever the classes live
+        back = pickle.loads(data)
+        assert type(back) is type(value)
+        assert back.tolist() == value.tolist()
+    back_w = pickle.loads(pickle.dumps(w))
+    assert isinstance(back_w, tp.Tensor)
+    assert (back_w.name, back_w.trainable) == ("w", False)
+    assert repr(tp.Tensor) == "<class 'tensorplug.Tensor'>"
+    assert repr(tp.Variable) == "<class 'tensorplug.Variable'>"
 
 
 def test_an_axis_that_is_not_ints_gets_the_ops_error_even_when_unhashable() -> None:

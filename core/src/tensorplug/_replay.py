@@ -15,7 +15,7 @@ from tensorplug._errors import KernelError, TensorplugError
 from tensorplug._observe import KernelCall, everywhere
 from tensorplug._program import Assign, HostInput, Program, Step
 from tensorplug._state import state
-from tensorplug._tensor import Variable
+from tensorplug._variable import Variable
 
 __all__ = ["LowerStep", "generate_replay"]
 

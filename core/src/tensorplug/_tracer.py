@@ -16,7 +16,8 @@ from tensorplug._backend import Backend
 from tensorplug._errors import KernelError
 from tensorplug._observe import KernelCall
 from tensorplug._program import Assign, HostInput, Program, Step
-from tensorplug._tensor import Tensor, Variable, describe, spec_text, wrap_storage
+from tensorplug._tensor import Tensor, describe, spec_text, wrap_storage
+from tensorplug._variable import Variable
 
 __all__ = ["Tracer", "build"]
 
