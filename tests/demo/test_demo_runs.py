@@ -66,8 +66,12 @@ def test_plot_writes_a_png_of_both_curves(tmp_path: Path) -> None:
 
 def test_plot_without_matplotlib_says_what_to_install_before_training(tmp_path: Path) -> None:
     target = tmp_path / "curves.png"
-    code = (
-        "import sys; sys.modules['matplotlib'] = None; from tensorplug._cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "\n".join(
+        [
+            "import sys; sys.modules['matplotlib'] = None",
+            "from tensorplug._cli import main",
+            "sys.exit(main(sys.argv[1:]))",
+        ]
     )
     done = subprocess.run(
         [sys.executable, "-c", code, "demo", "--plot", str(target)], capture_output=True, text=True, timeout=120

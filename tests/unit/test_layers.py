@@ -41,6 +41,7 @@ LAYER_OF: dict[str, str] = {
     "_storage": "runtime",
     "_printing": "runtime",
     "_tensor": "runtime",
+    "_variable": "runtime",
     "_program": "runtime",
     "_engine": "runtime",
     "_observe": "runtime",
@@ -92,11 +93,12 @@ LAYER_OF: dict[str, str] = {
     "testing": "tools",
 }
 
-# The one inherent tie: Tensor's operators and indexing call ops, which make Tensors. _tensor imports them
-# at its end (a late import), once Tensor exists.
+# The one inherent tie: Tensor's operators and indexing call ops, which make Tensors, and a Variable (a Tensor)
+# makes its values with ops. _tensor and _variable import them at their end (a late import), once the class exists.
 TIE = {
     ("_tensor", "ops"),
     ("_tensor", "_index"),
+    ("_variable", "ops"),
 }
 
 # Upward imports that exist today, each with why; remove a line when its import goes.

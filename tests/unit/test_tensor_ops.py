@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import pickle
+import traceback
 
 import numpy as np
 import pytest
@@ -274,6 +276,32 @@ def test_variables_assign_and_check() -> None:
     snapshot = tp.tensor(w)
     w.assign([0.0, 0.0])
     assert snapshot.tolist() == [5.0, 6.0]
+
+
+def test_tensors_and_variables_pickle_under_their_public_names() -> None:
+    x = tp.tensor([1.0, 2.0])
+    w = tp.variable([3.0, 4.0], name="w", trainable=False)
+    for value in (x, w):
+        data = pickle.dumps(value)
+        assert b"tensorplug._" not in data  # found again as tp.Tensor / tp.Variable, wherever the classes live
+        back = pickle.loads(data)
+        assert type(back) is type(value)
+        assert back.tolist() == value.tolist()
+    back_w = pickle.loads(pickle.dumps(w))
+    assert isinstance(back_w, tp.Tensor)
+    assert (back_w.name, back_w.trainable) == ("w", False)
+    assert repr(tp.Tensor) == "<class 'tensorplug.Tensor'>"
+    assert repr(tp.Variable) == "<class 'tensorplug.Variable'>"
+
+
+def test_errors_show_and_pickle_under_their_public_names() -> None:
+    with pytest.raises(tp.ShapeError) as caught:
+        tp.tensor([1.0]).reshape(3)
+    assert traceback.format_exception_only(caught.value)[-1].startswith("tensorplug.ShapeError: reshape: ")
+    back = pickle.loads(pickle.dumps(caught.value))
+    assert type(back) is tp.ShapeError
+    assert back.args == caught.value.args
+    assert [e.__module__ for e in (tp.TensorplugError, tp.PluginError, tp.FallbackWarning)] == ["tensorplug"] * 3
 
 
 def test_an_axis_that_is_not_ints_gets_the_ops_error_even_when_unhashable() -> None:

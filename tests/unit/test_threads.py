@@ -20,7 +20,7 @@ import pytest
 import tensorplug as tp
 from tensorplug._registry import gradient_registry, kernel_registry
 from tensorplug._state import state
-from tensorplug._tensor import live_variables
+from tensorplug._variable import live_variables
 
 TIMEOUT = 30.0  # seconds a barrier or a join may wait before the test fails instead of hanging
 

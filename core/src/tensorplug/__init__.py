@@ -78,7 +78,8 @@ from tensorplug._registration import (
 )
 from tensorplug._registry import BackendSpec, GradientSpec, KernelSpec
 from tensorplug._state import no_grad
-from tensorplug._tensor import Tensor, Variable
+from tensorplug._tensor import Tensor
+from tensorplug._variable import Variable
 from tensorplug.hookspecs import hookimpl
 
 # Every op, family by family (each module lists its public ops in __all__).

@@ -32,7 +32,8 @@ from tensorplug._dtypes import is_floating
 from tensorplug._errors import GradientError, InvalidArgumentError
 from tensorplug._registry import GradientSpec
 from tensorplug._state import Record, no_grad, state
-from tensorplug._tensor import Tensor, Variable, describe, live_variables
+from tensorplug._tensor import Tensor, describe
+from tensorplug._variable import Variable, live_variables
 
 __all__ = [
     "grad",

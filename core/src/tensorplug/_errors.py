@@ -111,3 +111,28 @@ class FunctionWarning(UserWarning):
 def warn(message: str, category: type[Warning] = PluginWarning, stacklevel: int = 3) -> None:
     """Issue a tensorplug warning (one place, so tests can filter on it)."""
     warnings.warn(message, category, stacklevel=stacklevel)
+
+
+# Public as tp.<name>: tracebacks, reprs and pickles name them so (tensorplug.ShapeError), wherever they are defined.
+for _public in (
+    TensorplugError,
+    BackendError,
+    NoBackendError,
+    KernelNotFoundError,
+    KernelError,
+    RegistrationError,
+    GradientError,
+    ShapeError,
+    InvalidArgumentError,
+    DTypeError,
+    IndexingError,
+    UnsupportedOperationError,
+    CopyError,
+    NonFiniteError,
+    PluginError,
+    PluginWarning,
+    FallbackWarning,
+    FunctionWarning,
+):
+    _public.__module__ = "tensorplug"
+del _public

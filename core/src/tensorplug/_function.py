@@ -53,8 +53,9 @@ from tensorplug._replay import (
 )
 from tensorplug._signature import aliases, flatten, rebuild, signature, unflatten
 from tensorplug._state import state
-from tensorplug._tensor import Tensor, Variable, tracing_variables, wrap_storage
+from tensorplug._tensor import Tensor, wrap_storage
 from tensorplug._tracer import Tracer, build
+from tensorplug._variable import Variable, tracing_variables
 
 __all__ = ["Function", "function"]
 

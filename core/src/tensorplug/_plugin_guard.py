@@ -29,7 +29,8 @@ from tensorplug._observe import everywhere, observing
 from tensorplug._overrides import gradient_set_registry
 from tensorplug._registry import LayeredRegistry, gradient_registry, kernel_registry
 from tensorplug._state import state
-from tensorplug._tensor import Tensor, Variable
+from tensorplug._tensor import Tensor
+from tensorplug._variable import Variable
 
 REGISTRIES: tuple[LayeredRegistry[Any], ...] = (kernel_registry, gradient_registry, gradient_set_registry)
 _MISSING: Any = object()

@@ -27,7 +27,7 @@ from tensorplug._errors import KernelError
 
 if TYPE_CHECKING:
     from tensorplug._backend import Backend
-    from tensorplug._tensor import Variable
+    from tensorplug._variable import Variable
 
 __all__ = ["Assign", "Constant", "HostInput", "Program", "Replay", "Step", "StepLowering", "TensorSpec"]
 

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from tensorplug._errors import InvalidArgumentError
-from tensorplug._tensor import Tensor, Variable
+from tensorplug._tensor import Tensor
+from tensorplug._variable import Variable
 
 _pack_double = struct.Struct("<d").pack
 

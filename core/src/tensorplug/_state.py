@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from tensorplug._errors import KernelError
-    from tensorplug._tensor import Tensor, Variable
+    from tensorplug._tensor import Tensor
+    from tensorplug._variable import Variable
 
 
 class Tape:

@@ -17,7 +17,8 @@ from tensorplug._errors import KernelError
 from tensorplug._observe import KernelCall
 from tensorplug._passes import prune, release, updates
 from tensorplug._program import Assign, HostInput, Program, Step, TensorSpec
-from tensorplug._tensor import Tensor, Variable, describe, wrap_storage
+from tensorplug._tensor import Tensor, describe, wrap_storage
+from tensorplug._variable import Variable
 
 __all__ = ["Tracer", "build"]
 

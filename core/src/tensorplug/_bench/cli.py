@@ -60,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
             except tp.BackendError as exc:
                 print(f"tensorplug bench: error: {exc}", file=sys.stderr)
                 return 2
-    # Each backend's rows are timed in a process of their own, which also initialises it (tensorplug._bench.isolated)
+    # Each backend's rows are timed in a process of their own, which also initialises it (see
+    # tensorplug._bench.isolated)
     for name in dict.fromkeys(args.backends or tp.list_backends()):
         outcome = isolated.run(name, settings, named=bool(args.backends))
         if outcome.skipped is not None:

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import tensorplug
 from tensorplug._bench.timing import Settings, thread_setting
 from tensorplug._bench.workloads import BackendResult, Row
 
@@ -47,7 +48,8 @@ def run(group: str, settings: Settings, named: bool = False) -> Outcome:
     failures reach stderr as the child writes them. A child that dies is a
     failure of its own, reported as a result with no rows.
     """
-    package_root = str(Path(__file__).resolve().parents[2])  # the child imports the tensorplug that this one did
+    # The child imports the tensorplug that this one did: the folder above the package's.
+    package_root = str(Path(tensorplug.__file__).resolve().parents[1])
     path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH", "")]))
     child = subprocess.run(
         child_command(group, settings, named),

@@ -19,7 +19,8 @@ from tensorplug._dtypes import is_floating
 from tensorplug._errors import DTypeError, ShapeError, TensorplugError
 from tensorplug._lazy import persist_lazy
 from tensorplug._state import no_grad, state
-from tensorplug._tensor import Tensor, Variable, describe, live_variables, wrap_storage
+from tensorplug._tensor import Tensor, describe, wrap_storage
+from tensorplug._variable import Variable, live_variables
 from tensorplug.ops import tensor, zeros_like
 
 __all__ = ["FLOAT_EPSILON", "GradientMap", "Optimizer", "OptimizerError", "Update"]

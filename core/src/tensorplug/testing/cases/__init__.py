@@ -5,7 +5,18 @@ from __future__ import annotations
 import dataclasses
 
 from tensorplug.testing._conformance import Case
-from tensorplug.testing.cases import _binary, _composite, _linalg, _nn, _random, _reduction, _shape, _unary
+from tensorplug.testing.cases import (
+    _binary,
+    _binary_exact,
+    _composite,
+    _indexing,
+    _linalg,
+    _nn,
+    _random,
+    _reduction,
+    _shape,
+    _unary,
+)
 
 # The dtypes some cases' ops use beyond their inputs' and expected values' (Case.dtypes): a dtype argument, NumPy's
 # promotion of int32 with float32 to float64, the masks and indices inside a gradient. With them the suite knows what
@@ -65,9 +76,11 @@ CASES: list[Case] = [
     for case in [
         *_unary.CASES,
         *_binary.CASES,
+        *_binary_exact.CASES,
         *_reduction.CASES,
         *_linalg.CASES,
         *_shape.CASES,
+        *_indexing.CASES,
         *_nn.CASES,
         *_random.CASES,
         *_composite.CASES,
