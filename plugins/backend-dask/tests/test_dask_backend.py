@@ -250,7 +250,7 @@ def test_the_readme_dask_block_runs(capsys: pytest.CaptureFixture[str]) -> None:
     import re
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()  # the repository's
     (block,) = [b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.DOTALL) if 'set_backend("dask"' in b]
     try:
         exec(compile(block, "README.md", "exec"), {"tp": tp})
