@@ -20,7 +20,7 @@ def restored_registries() -> Iterator[None]:
     >>> import tensorplug as tp
     >>> from tensorplug.testing import restored_registries
     >>> with restored_registries():
-    ...     tp.register_kernel("Twice", "numpy", lambda inputs, attrs, backend: inputs["x"] * 2)
+    ...     _ = tp.register_kernel("Twice", "numpy", lambda inputs, attrs, backend: inputs["x"] * 2)
     >>> tp.get_kernel("Twice", "numpy") is None
     True
     """
