@@ -4,9 +4,13 @@ nox                 # every default session
 nox -s tests        # core + numpy backend
 nox -s core_only    # core with no backend installed
 nox -s plugins      # core + numpy + the fixture plugins under tests/fixtures
+nox -s tests_torch  # the torch backend alone
 nox -s dask         # the dask backend: conformance across chunks, laziness, a LocalCluster
 nox -s demo         # the digits demo on numpy and torch, and its plot
 nox -s lint typecheck
+
+Each plugin carries its own tests (plugins/<name>/tests), run by its session; tests/ holds the core's tests and
+the ones across plugins.
 
 Each session runs in a new environment holding only the distributions it
 installs. With uv installed (`pip install uv`; nox finds it beside itself or
@@ -125,9 +129,9 @@ def uninstall(session: nox.Session, *distributions: str) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The core with the NumPy backend: unit tests, gradient checks, doctests."""
+    """The core with the NumPy backend: unit tests, the NumPy backend's own tests, gradient checks, doctests."""
     install(session, f"{CORE}[bench]", NUMPY, *PYTEST)  # [bench]: HIPS autograd, timed for comparison
-    session.run("pytest", "tests/unit", *session.posargs)
+    session.run("pytest", "tests/unit", f"{NUMPY}/tests", *session.posargs)
     session.run("pytest", "--doctest-modules", "--pyargs", "tensorplug", "tensorplug_numpy", "-p", "no:cacheprovider")
 
 
@@ -150,7 +154,7 @@ def tests_torch(session: nox.Session) -> None:
     """The core with the torch backend alone: the conformance suite and gradient checks on torch (CPU here)."""
     install(session, "torch==2.13.0")
     install(session, CORE, TORCH, *PYTEST)
-    session.run("pytest", "tests/torch", *session.posargs)
+    session.run("pytest", f"{TORCH}/tests", *session.posargs)
 
 
 @nox.session
@@ -158,7 +162,7 @@ def tests_all(session: nox.Session) -> None:
     """Every distribution installed together: numpy and torch side by side, moving data, differential tests."""
     install(session, "torch==2.13.0")
     install(session, CORE, NUMPY, TORCH, *PYTEST)
-    session.run("pytest", "tests/all", "tests/unit", *session.posargs)
+    session.run("pytest", "tests/all", "tests/unit", f"{NUMPY}/tests", *session.posargs)
 
 
 @nox.session
@@ -170,9 +174,9 @@ def grads_extra(session: nox.Session) -> None:
     overrides. It is kept out of tests_all, whose unit tests check the core's gradients directly.
     """
     install(session, CORE, NUMPY, GRADS_EXTRA, *PYTEST)
-    session.run("pytest", "tests/grads_extra/installed", *session.posargs)
+    session.run("pytest", f"{GRADS_EXTRA}/tests/installed", *session.posargs)
     uninstall(session, "tensorplug-grads-extra")
-    session.run("pytest", "tests/grads_extra/uninstalled", *session.posargs)
+    session.run("pytest", f"{GRADS_EXTRA}/tests/uninstalled", *session.posargs)
 
 
 @nox.session
@@ -184,11 +188,11 @@ def array_api(session: nox.Session) -> None:
 
 @nox.session
 def dask(session: nox.Session) -> None:
-    """The dask backend: the conformance suite on chunks of two elements (known gaps: tests/dask/conftest.py),
+    """The dask backend: the conformance suite on chunks of two elements (known gaps: its tests' conftest.py),
     laziness, persist, debug mode and moves, and README's example on a LocalCluster (127.0.0.1, 2 workers).
     """
     install(session, CORE, NUMPY, f"{DASK}[distributed]", *PYTEST)
-    session.run("pytest", "tests/dask", "--tensorplug-backend", "dask", "--tensorplug-strict", *session.posargs)
+    session.run("pytest", f"{DASK}/tests", "--tensorplug-backend", "dask", "--tensorplug-strict", *session.posargs)
 
 
 @nox.session

@@ -5,7 +5,8 @@ Run on a machine with CUDA and the torch backend installed:
     python benchmarks/gpu_check.py            # conformance on cuda, then timings
     python benchmarks/gpu_check.py --no-tests # timings only
 
-It prints the pytest summary of tests/torch run with TENSORPLUG_TORCH_DEVICE=cuda
+It prints the pytest summary of the torch backend's tests (plugins/backend-torch/tests) run with
+TENSORPLUG_TORCH_DEVICE=cuda
 (so every conformance case and gradient check runs on the GPU), and, where the
 numpy backend is installed too, of the differential tests (every conformance
 case on numpy and on the GPU, compared), then the
@@ -41,7 +42,7 @@ def main() -> int:
         env = {**os.environ, "TENSORPLUG_TORCH_DEVICE": "cuda"}
         import tensorplug as tp
 
-        suites = [["tests/torch"]]
+        suites = [["plugins/backend-torch/tests"]]
         if "numpy" in tp.list_backends():
             suites.append(["tests/all/test_differential.py", "tests/all/test_bad_input_differential.py"])
         for suite in suites:

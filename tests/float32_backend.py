@@ -8,6 +8,7 @@ tests/unit/test_conformance.py and tests/unit/test_pytest_plugin.py (in a subpro
 
 from __future__ import annotations
 
+import pkgutil
 from collections.abc import Callable
 from typing import Any
 
@@ -76,13 +77,12 @@ def narrowing(fn: Callable[..., Any], flush: bool = False) -> Callable[..., Any]
 
 def register(name: str = NAME, flush: bool = False, broken: dict[str, Callable[..., Any]] | None = None) -> None:
     """Register the backend ``name`` with every numpy kernel, narrowed; ``broken`` replaces some kernels."""
-    from tensorplug._registry import resolve
     from tensorplug.kernel_factories import catalogue_kernels
 
     tp.register_backend(name, FlushToZeroBackend if flush else Float32Backend, priority=-5)
     for spec in catalogue_kernels(name, "tensorplug_numpy"):
         kernel_name = spec.kernel_name
-        fn = resolve(spec.kernel, kernel_name)
+        fn = pkgutil.resolve_name(spec.kernel) if isinstance(spec.kernel, str) else spec.kernel
         if broken and kernel_name in broken:
             fn = broken[kernel_name]
         tp.register_kernel(kernel_name, name, narrowing(fn, flush))

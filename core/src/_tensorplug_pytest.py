@@ -1,4 +1,5 @@
-"""pytest's entry point for tensorplug's conformance suite: two options, and nothing imported until used.
+"""pytest's entry point for tensorplug: the conformance suite's two options, the ``tensorplug_registries`` fixture,
+and nothing imported until used.
 
 It lives outside the ``tensorplug`` package so that pytest starting up in any
 project where tensorplug is installed does not import tensorplug (and run
@@ -8,7 +9,22 @@ its plugin discovery). ``pytest --tensorplug-backend NAME`` loads
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+
+
+@pytest.fixture
+def tensorplug_registries() -> Iterator[None]:
+    """Whatever the test registers or unregisters (kernels, gradients, gradient sets) is undone after it.
+
+    Built on the registries' snapshot and restore (``tensorplug.testing.restored_registries``): added entries go,
+    removed ones come back in their place. Backends are not covered; a kernel's ``dispose`` hook is not called.
+    """
+    from tensorplug.testing import restored_registries
+
+    with restored_registries():
+        yield
 
 
 class HookSpecs:

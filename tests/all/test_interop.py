@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import sys
 
 import numpy as np
@@ -281,15 +282,14 @@ def test_cuda_tensors_go_to_the_host_for_numpy_and_stay_on_the_device_for_torch(
 def test_each_shipped_backend_declares_every_catalogue_kernel_and_each_resolves(backend: str) -> None:
     """The one check that every kernel of a shipped backend resolves: its plugin declares each catalogue name, each
     lazy reference imports a callable, and what is registered for the backend is exactly what it declares."""
-    from tensorplug._registry import resolve  # nothing public imports a lazy kernel reference without running it
 
     specs = importlib.import_module(f"tensorplug_{backend}.plugin").tensorplug_kernels()
     assert sorted(s.kernel_name for s in specs) == sorted(tp.kernel_names.CATALOGUE)
     unresolved = []
     for spec in specs:
         try:
-            fn = resolve(spec.kernel, spec.kernel_name)
-        except (ImportError, AttributeError) as exc:
+            fn = pkgutil.resolve_name(spec.kernel) if isinstance(spec.kernel, str) else spec.kernel  # "module:attr"
+        except (ImportError, AttributeError, ValueError) as exc:
             unresolved.append(f"{spec.kernel_name}: {exc}")
             continue
         if not callable(fn):

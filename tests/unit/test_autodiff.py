@@ -101,7 +101,7 @@ def test_records_only_kernels_touching_watched_tensors() -> None:
     assert y.tolist() == [11.0, 26.0]
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_pruning_skips_branches_off_the_path() -> None:
     @tp.register_kernel("NoGradSquare", "numpy")
     def no_grad_square(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
@@ -117,7 +117,7 @@ def test_pruning_skips_branches_off_the_path() -> None:
         tp.grad(lambda x: tp.run_kernel("NoGradSquare", {"x": x}))(tp.tensor(2.0))
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_not_differentiable_kernel_is_a_clear_error() -> None:
     tp.register_gradient("Relu", None, override=True)
     with pytest.raises(tp.GradientError, match="'Relu' is not differentiable"):
@@ -137,7 +137,7 @@ def test_exceptions_inside_f_leave_no_tape_behind() -> None:
     assert state.tape is None
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_gradient_contract_is_checked() -> None:
     @tp.register_gradient("Square", inputs_to_save=["x"], override=True)
     def wrong_shape(dy: tp.Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> Any:
@@ -154,7 +154,7 @@ def test_gradient_contract_is_checked() -> None:
         tp.grad(tp.square)(tp.tensor([1.0, 2.0]))
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_gradient_may_return_a_dict_by_input_name() -> None:
     @tp.register_gradient("Sub", override=True)
     def sub_by_name(dy: tp.Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> Any:
@@ -296,7 +296,7 @@ def test_second_order_through_a_join_of_one_tensor(join: Any) -> None:
     assert tp.grad(lambda v: tp.sum(first(v)))(tp.tensor([1.0, 2.0])).tolist() == [6.0, 12.0]
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_a_runtime_kernel_returning_a_list_of_one_gets_a_list_of_dy() -> None:
     seen: list[Any] = []
 

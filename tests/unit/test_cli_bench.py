@@ -140,7 +140,7 @@ def test_another_backend_is_measured_against_raw_numpy_without_targets(twin: str
     assert lines == ["- backend twin (cpu): against raw NumPy (the reference for every backend other than torch)"]
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_a_wrong_kernel_fails_its_workloads_and_the_others_still_run(twin: str) -> None:
     def wrong_tanh(inputs: dict[str, Any], attrs: dict[str, Any], backend: object) -> np.ndarray:
         return np.tanh(inputs["x"]) + np.float32(0.5)

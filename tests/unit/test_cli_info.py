@@ -3,8 +3,8 @@
 Each run is a fresh ``python -m tensorplug info`` in a subprocess: discovery
 happens at import. Expected plugins come from ``importlib.metadata`` (not
 from tensorplug's own entry-point reader), expected kernels from the
-catalogue in ``kernel_names``. tests/core_only, tests/plugins, tests/all and
-tests/grads_extra run the same command with other sets of installed plugins.
+catalogue in ``kernel_names``. tests/core_only, tests/plugins, tests/all and the
+plugins' own tests (plugins/*/tests) run the same command with other sets of installed plugins.
 """
 
 from __future__ import annotations

@@ -212,7 +212,7 @@ def test_the_same_flushing_backend_fails_when_it_does_not_say_so(flushing: str) 
 
 
 @pytest.fixture
-def plugin_style_overrides(registries: None) -> None:
+def plugin_style_overrides(tensorplug_registries: None) -> None:
     """Overrides like tensorplug-grads-extra's: FloorDiv made differentiable, Sqrt's gradient changed (wrongly)."""
     tp.register_gradient(K.FLOOR_DIV, lambda dy, saved, attrs: (dy, None), override=True)
     tp.register_gradient(K.SQRT, lambda dy, saved, attrs: (dy * 3.0,), override=True)
@@ -231,14 +231,13 @@ def test_cases_check_the_core_gradients_whatever_is_overridden(plugin_style_over
     assert tp.get_gradient(K.SQRT).source == "runtime"  # the overrides are still in place after the cases
 
 
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_core_gradients_is_a_scope() -> None:
     tp.register_gradient(K.FLOOR_DIV, lambda dy, saved, attrs: (dy, None), override=True)
-    try:
-        x = tp.tensor([3.0, 5.0])
-        assert tp.grad(lambda v: tp.sum(tp.floor_div(v, 2.0)))(x).tolist() == [1.0, 1.0]
-        with core_gradients(), pytest.raises(tp.GradientError, match="'FloorDiv' is not differentiable"):
-            tp.grad(lambda v: tp.sum(tp.floor_div(v, 2.0)))(x)
-        assert tp.grad(lambda v: tp.sum(tp.floor_div(v, 2.0)))(x).tolist() == [1.0, 1.0]
-    finally:
-        tp.unregister_gradient(K.FLOOR_DIV)
+    x = tp.tensor([3.0, 5.0])
+    assert tp.grad(lambda v: tp.sum(tp.floor_div(v, 2.0)))(x).tolist() == [1.0, 1.0]
+    with core_gradients(), pytest.raises(tp.GradientError, match="'FloorDiv' is not differentiable"):
+        tp.grad(lambda v: tp.sum(tp.floor_div(v, 2.0)))(x)
+    assert tp.grad(lambda v: tp.sum(tp.floor_div(v, 2.0)))(x).tolist() == [1.0, 1.0]
+    tp.unregister_gradient(K.FLOOR_DIV)
     assert overridden_gradients() == {}

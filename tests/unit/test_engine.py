@@ -144,7 +144,7 @@ def test_kernel_setup_and_dispose_run_once_per_activation() -> None:
     assert calls[-1] == "dispose hooked"  # unregistering from an initialised backend disposes
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_kernel_failures_name_kernel_backend_shapes_and_dtypes() -> None:
     @tp.register_kernel("Explode", "numpy")
     def explode(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
@@ -166,7 +166,7 @@ def test_run_kernel_rejects_non_tensor_inputs() -> None:
         tp.run_kernel("Add", {"a": tp.ones(1), "b": 1.0})
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_lazy_kernel_reference_is_resolved_at_first_use() -> None:
     tp.register_kernel("LazyNeg", "numpy", "tensorplug_numpy._unary:neg")
     tp.register_kernel("LazyMissing", "numpy", "tensorplug_numpy._unary:does_not_exist")
@@ -175,7 +175,7 @@ def test_lazy_kernel_reference_is_resolved_at_first_use() -> None:
         tp.run_kernel("LazyMissing", {"x": tp.tensor([2.0])})
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_multi_output_kernels_return_lists_and_differentiate() -> None:
     @tp.register_kernel("TwiceThrice", "numpy")
     def twice_thrice(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:

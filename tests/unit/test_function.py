@@ -411,7 +411,7 @@ def test_debug_mode_catches_a_nan_in_a_replay() -> None:
     assert f.trace_count == 1
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_a_kernel_error_in_a_replay_names_the_kernel_backend_shapes_and_dtypes() -> None:
     def positive_only(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
         x = inputs["x"]
@@ -430,15 +430,14 @@ def test_a_kernel_error_in_a_replay_names_the_kernel_backend_shapes_and_dtypes()
         f(tp.tensor([1.0, -2.0, 3.0]))
 
 
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_a_kernel_registered_after_the_trace_makes_it_trace_again() -> None:
     f = tp.function(lambda x: tp.abs(x))
     x = tp.tensor([-1.0])
     f(x)
     tp.register_kernel("Abs", "numpy", lambda inputs, attrs, backend: inputs["x"] * 0 + 7, override=True)
-    try:
-        assert f(x).tolist() == [7.0]
-    finally:
-        tp.unregister_kernel("Abs", "numpy")
+    assert f(x).tolist() == [7.0]
+    tp.unregister_kernel("Abs", "numpy")
     assert f(x).tolist() == [1.0]
     assert f.trace_count == 3
 
@@ -493,7 +492,7 @@ def test_the_program_lists_arguments_variables_steps_and_outputs() -> None:
     assert "assign variable 'test_function_w' = r2" in text
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_a_kernel_input_name_that_is_not_a_str_runs_eagerly() -> None:
     # The plain replay is generated Python source: only names whose repr is a plain literal may go into it.
     class Name:

@@ -13,7 +13,7 @@ import pytest
 import tensorplug as tp
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_check_grads_catches_a_wrong_gradient() -> None:
     @tp.register_gradient("Tanh", outputs_to_save=[0], override=True)
     def off_by_a_bit(dy: tp.Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> Any:
@@ -24,7 +24,7 @@ def test_check_grads_catches_a_wrong_gradient() -> None:
         tp.testing.check_grads(tp.tanh, [tp.tensor([0.3, -0.7])], order=1)
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_check_grads_catches_a_wrong_second_derivative() -> None:
     # First derivative right, but written with a constant, so the second derivative is lost.
     @tp.register_gradient("Square", inputs_to_save=["x"], override=True)

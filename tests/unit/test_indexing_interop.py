@@ -128,7 +128,7 @@ def test_indices_may_be_int_tensors_with_negative_values() -> None:
     np.testing.assert_array_equal(x[0, _, tp.tensor([3, 1])].numpy(), A[0, :, [3, 1]])
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_basic_keys_dispatch_one_canonical_strided_slice() -> None:
     seen: list[dict[str, Any]] = []
 

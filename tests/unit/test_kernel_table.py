@@ -100,7 +100,9 @@ MODULES = {
 
 
 @pytest.fixture
-def grown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, registries: None) -> Iterator[list[tp.KernelSpec]]:
+def grown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tensorplug_registries: None
+) -> Iterator[list[tp.KernelSpec]]:
     """Backends "grown" (no fallback) and "grownfb" (falls back to numpy), their kernels declared as a plugin would."""
     (tmp_path / PACKAGE).mkdir()
     for name, source in MODULES.items():
@@ -111,7 +113,7 @@ def grown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, registries: None) -> 
     specs = [*catalogue_kernels("grown", PACKAGE), *catalogue_kernels("grownfb", PACKAGE)]
     for spec in specs:
         kernel_registry.add(spec, LAYER_PLUGIN)
-    yield specs  # their kernels go with ``registries``, the backends with the unit conftest's fixture
+    yield specs  # their kernels go with ``tensorplug_registries``, the backends with the unit conftest's fixture
     for name in [m for m in sys.modules if m == PACKAGE or m.startswith(f"{PACKAGE}.")]:
         del sys.modules[name]
 

@@ -142,7 +142,7 @@ def test_storage_of_another_dtype_is_refused_naming_the_backend() -> None:
     assert (t.dtype, t.raw.dtype, t.tolist()) == ("float32", np.float32, [1.0, 2.0])
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_moving_to_a_backend_whose_storage_changes_the_dtype_is_refused() -> None:
     t = tp.tensor([0.5, 1.5], dtype="float64")  # on numpy
     tp.register_backend("lossy", LossyBackend)

@@ -107,21 +107,20 @@ def scaled_relu(factor: float = 2.0) -> Sequence[tp.GradientSpec]:
     return [tp.GradientSpec("Relu", grad, inputs_to_save=("x",))]
 
 
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_named_sets_with_parameters() -> None:
     tp.register_gradient_set("scaled_relu", scaled_relu, "Relu's gradient times a factor")
-    try:
-        assert "scaled_relu" in [s.name for s in tp.gradient_sets()]
-        x = tp.tensor(X)
-        with tp.use_gradients("scaled_relu", factor=5.0):
-            assert tp.grad(relu_sum)(x).tolist() == [0.0, 5.0, 5.0]
-            assert tp.get_gradient("Relu").source == "runtime (scaled_relu)"  # type: ignore[union-attr]
-        assert tp.grad(relu_sum)(x).tolist() == [0.0, 1.0, 1.0]
-        with pytest.raises(tp.RegistrationError, match="bad parameters"):
-            tp.use_gradients("scaled_relu", nonsense=1)
-        with pytest.raises(tp.RegistrationError, match="already registered"):
-            tp.register_gradient_set("scaled_relu", scaled_relu)
-    finally:
-        tp.unregister_gradient_set("scaled_relu")
+    assert "scaled_relu" in [s.name for s in tp.gradient_sets()]
+    x = tp.tensor(X)
+    with tp.use_gradients("scaled_relu", factor=5.0):
+        assert tp.grad(relu_sum)(x).tolist() == [0.0, 5.0, 5.0]
+        assert tp.get_gradient("Relu").source == "runtime (scaled_relu)"  # type: ignore[union-attr]
+    assert tp.grad(relu_sum)(x).tolist() == [0.0, 1.0, 1.0]
+    with pytest.raises(tp.RegistrationError, match="bad parameters"):
+        tp.use_gradients("scaled_relu", nonsense=1)
+    with pytest.raises(tp.RegistrationError, match="already registered"):
+        tp.register_gradient_set("scaled_relu", scaled_relu)
+    tp.unregister_gradient_set("scaled_relu")
     with pytest.raises(tp.RegistrationError, match="no gradient set of that name"):
         tp.use_gradients("scaled_relu")
 
@@ -139,14 +138,14 @@ def test_an_override_scope_refuses_a_misspelled_kernel_name_with_a_suggestion() 
     assert state.overrides is None
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_an_override_scope_accepts_a_users_own_kernel() -> None:
     tp.register_kernel("Gelu", "numpy", lambda inputs, attrs, backend: inputs["x"])  # close to Relu and Elu: fine
     with tp.gradient_overrides({"Gelu": None}):
         assert tp.get_gradient("Gelu").source == "scope"  # type: ignore[union-attr]
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_a_gradient_set_naming_a_misspelled_kernel_is_refused_when_enabled() -> None:
     def misspelled() -> Sequence[tp.GradientSpec]:
         return [tp.GradientSpec("Sigmiod", doubled_relu)]

@@ -125,7 +125,7 @@ def test_peak_bytes_when_intermediates_are_kept() -> None:
     assert (q.new_bytes, q.peak_bytes, q.kept_bytes) == (20000, 20000, 0)
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_an_output_that_is_an_input_is_no_new_storage() -> None:
     tp.register_kernel("ProfileIdentity", "numpy", lambda inputs, attrs, backend: inputs["x"])
     x = tp.zeros((10,))
@@ -139,7 +139,7 @@ def test_an_output_that_is_an_input_is_no_new_storage() -> None:
 
 
 @pytest.fixture
-def box(registries: None) -> BoxBackend:
+def box(tensorplug_registries: None) -> BoxBackend:
     tp.register_backend("profilebox", BoxBackend, priority=-5, fallback="numpy")  # the unit conftest removes it
     tp.register_kernel(K.ADD, "profilebox", box_add)
     tp.set_backend("profilebox")

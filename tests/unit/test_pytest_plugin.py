@@ -288,3 +288,39 @@ def test_traced_runs_each_case_through_the_backends_lowering(tmp_path: Path) -> 
     assert "Add-float32 (traced values, output 0): the replay differs from eager" in traced.stdout
     usage = run_pytest(tmp_path, "--tensorplug-traced")
     assert "--tensorplug-traced needs --tensorplug-backend" in usage.stderr
+
+
+def test_any_project_isolates_its_registrations_with_the_tensorplug_registries_fixture(tmp_path: Path) -> None:
+    (tmp_path / "test_project.py").write_text(
+        textwrap.dedent(
+            """
+            import pytest
+            import tensorplug as tp
+
+
+            def seven(inputs, attrs, backend):
+                return inputs["a"] * 0 + 7
+
+
+            @pytest.mark.usefixtures("tensorplug_registries")
+            def test_registers_and_fails_midway():
+                tp.register_kernel("Add", "numpy", seven, override=True)
+                tp.register_kernel("ProjectKernel", "numpy", seven)
+                tp.unregister_gradient("Relu")
+                tp.register_gradient_set("project_set", lambda: [], "undone after the test")
+                assert (tp.tensor([1.0]) + 1.0).tolist() == [7.0]
+                raise RuntimeError("a failure leaves nothing behind")
+
+
+            def test_the_next_test_sees_the_registries_as_they_were():
+                tp.set_backend("numpy")
+                assert (tp.tensor([1.0]) + 1.0).tolist() == [2.0]
+                assert tp.get_kernel("ProjectKernel", "numpy") is None
+                assert tp.get_gradient("Relu") is not None
+                assert "project_set" not in [s.name for s in tp.gradient_sets()]
+            """
+        )
+    )
+    result = run_pytest(tmp_path, "-q", "test_project.py")
+    assert "1 failed, 1 passed" in result.stdout, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "RuntimeError: a failure leaves nothing behind" in result.stdout

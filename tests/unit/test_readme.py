@@ -10,11 +10,11 @@ import pytest
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-def test_readme_python_blocks_run(capsys: pytest.CaptureFixture[str], registries: None) -> None:
+def test_readme_python_blocks_run(capsys: pytest.CaptureFixture[str], tensorplug_registries: None) -> None:
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
     assert blocks, "README.md has no python block"
     namespace: dict[str, object] = {}
-    for block in blocks:  # what the README registers (its Cube kernel and gradient) is undone by ``registries``
+    for block in blocks:  # the README's registrations (its Cube kernel and gradient) go with the fixture
         exec(compile(block, str(README), "exec"), namespace)
     out = capsys.readouterr().out
     assert "numpy (2, 2) float32" in out

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from registry_state import restored_registries
 
 import tensorplug as tp
 from tensorplug import kernel_names as K
+from tensorplug.testing import restored_registries
 
 
 def double_add(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
@@ -27,26 +27,24 @@ def test_provenance_of_builtin_entries() -> None:
     assert tp.get_kernel("Nope", "numpy") is None
 
 
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_shadowing_needs_override_and_unregister_restores() -> None:
     with pytest.raises(tp.RegistrationError, match=r"\('Add', 'numpy'\) is already registered by tensorplug-numpy"):
         tp.register_kernel("Add", "numpy", double_add)
     tp.register_kernel("Add", "numpy", double_add, override=True)
-    try:
-        assert (tp.tensor([1.0]) + tp.tensor([2.0])).tolist() == [6.0]
-        assert [s.source for s in tp.kernel_stack("Add", "numpy")] == ["tensorplug-numpy", "runtime"]
-    finally:
-        removed = tp.unregister_kernel("Add", "numpy")
+    assert (tp.tensor([1.0]) + tp.tensor([2.0])).tolist() == [6.0]
+    assert [s.source for s in tp.kernel_stack("Add", "numpy")] == ["tensorplug-numpy", "runtime"]
+    removed = tp.unregister_kernel("Add", "numpy")
     assert removed.kernel is double_add
     assert (tp.tensor([1.0]) + tp.tensor([2.0])).tolist() == [3.0]
 
 
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_reregistering_the_same_function_is_quiet() -> None:
     tp.register_kernel("Twice", "numpy", double_add)
     tp.register_kernel("Twice", "numpy", double_add)  # a notebook cell run again
-    try:
-        assert len(tp.kernel_stack("Twice", "numpy")) == 1
-    finally:
-        tp.unregister_kernel("Twice", "numpy")
+    assert len(tp.kernel_stack("Twice", "numpy")) == 1
+    tp.unregister_kernel("Twice", "numpy")  # one unregister removes it
     assert tp.get_kernel("Twice", "numpy") is None
 
 
@@ -57,6 +55,7 @@ def test_unregister_unknown_is_an_error() -> None:
         tp.unregister_gradient("Add", source="somebody")
 
 
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_gradient_override_and_restore() -> None:
     x = tp.tensor(2.0)
     assert tp.grad(tp.square)(x).item() == 4.0
@@ -65,18 +64,16 @@ def test_gradient_override_and_restore() -> None:
     def constant(dy: tp.Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> Any:
         return (dy * 7.0,)
 
-    try:
-        assert tp.grad(tp.square)(x).item() == 7.0
-        spec = tp.get_gradient(K.SQUARE)
-        assert spec is not None
-        assert spec.source == "runtime"
-        assert [s.source for s in tp.gradient_stack(K.SQUARE)] == ["tensorplug", "runtime"]
-    finally:
-        tp.unregister_gradient(K.SQUARE)
+    assert tp.grad(tp.square)(x).item() == 7.0
+    spec = tp.get_gradient(K.SQUARE)
+    assert spec is not None
+    assert spec.source == "runtime"
+    assert [s.source for s in tp.gradient_stack(K.SQUARE)] == ["tensorplug", "runtime"]
+    tp.unregister_gradient(K.SQUARE)
     assert tp.grad(tp.square)(x).item() == 4.0
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_a_new_op_with_its_own_kernel_and_gradient() -> None:
     @tp.register_kernel("Cube", "numpy")
     def cube(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
@@ -133,7 +130,7 @@ def test_register_gradient_refuses_a_name_differing_only_in_case() -> None:
     assert tp.gradient_stack("relu") == []
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_register_gradient_refuses_a_near_miss_unless_told_it_is_a_new_kernel() -> None:
     with pytest.raises(tp.RegistrationError, match=r"'Rleu' is not a known kernel .*did you mean 'Relu'\?.*new_kernel"):
         tp.register_gradient("Rleu", lambda dy, saved, attrs: (dy,))
@@ -142,7 +139,7 @@ def test_register_gradient_refuses_a_near_miss_unless_told_it_is_a_new_kernel() 
     assert tp.get_gradient("Rleu").source == "runtime"  # type: ignore[union-attr]
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_register_gradient_accepts_a_new_kernel_before_or_after_its_kernel() -> None:
     tp.register_gradient("Cube", lambda dy, saved, attrs: (dy,))  # far from every known name: no flag needed
     tp.register_kernel("Gelu", "numpy", lambda inputs, attrs, backend: inputs["x"])
@@ -153,6 +150,7 @@ def test_register_gradient_accepts_a_new_kernel_before_or_after_its_kernel() -> 
 # -- LayeredRegistry.restore: what a failed plugin's rollback uses -----------------------------------------------------
 
 
+@pytest.mark.usefixtures("tensorplug_registries")  # LayeredRegistry itself is tested: a failure must not leak
 def test_restore_brings_back_removed_entries_and_drops_added_ones() -> None:
     from tensorplug._registry import gradient_registry
 
@@ -172,7 +170,7 @@ def test_restore_brings_back_removed_entries_and_drops_added_ones() -> None:
     assert tp.grad(lambda x: tp.sum(tp.relu(x)))(tp.tensor([-1.0, 2.0])).tolist() == [0.0, 1.0]
 
 
-def test_the_registries_fixture_puts_kernels_gradients_and_gradient_sets_back() -> None:
+def test_restored_registries_puts_kernels_gradients_and_gradient_sets_back() -> None:
     def seven(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
         return inputs["a"] * 0 + 7
 

@@ -230,7 +230,7 @@ def plus_two(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any
     return inputs["x"] + 2
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_a_registration_wins_over_a_dispatch_that_was_resolving_meanwhile(monkeypatch: pytest.MonkeyPatch) -> None:
     """A thread resolves a lazy kernel; meanwhile another registers a replacement. Once the
     registration has returned, dispatch runs the replacement, not what the slow thread resolved."""
@@ -262,7 +262,7 @@ def test_a_registration_wins_over_a_dispatch_that_was_resolving_meanwhile(monkey
         go_on.set()
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_registering_the_same_function_again_leaves_no_moment_without_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """Re-registering a kernel or gradient (a notebook cell run again) replaces it in one step: a
     reader at any moment in between (here, a change listener, called at each step) sees one of them."""
@@ -285,7 +285,7 @@ def test_registering_the_same_function_again_leaves_no_moment_without_it(monkeyp
     assert tp.run_kernel("ThreadProbe", {"x": tp.tensor([1.0])}).tolist() == [2.0]
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_a_kernel_is_not_dispatched_before_its_setup_has_run() -> None:
     """register_kernel with a setup on an initialised backend: while the setup runs (in another
     thread), dispatching the kernel finds no kernel rather than one whose setup has not run."""
@@ -370,7 +370,7 @@ def test_variable_grads_of_every_variable_while_another_thread_makes_variables(f
     del others
 
 
-@pytest.mark.usefixtures("registries")
+@pytest.mark.usefixtures("tensorplug_registries")
 def test_readers_never_fail_while_another_thread_registers(fast_switching: None) -> None:
     """Dispatching, gradient lookups, coverage, iterating the registries and listing backends and
     variables, while one thread registers and removes kernels, gradients, backends, gradient sets

@@ -1,4 +1,5 @@
-"""Testing helpers for users and backend authors: the conformance suite and numeric gradient checks.
+"""Testing helpers for users and backend authors: the conformance suite, numeric gradient checks, and
+``restored_registries``, which undoes a test's registrations (as the pytest fixture ``tensorplug_registries`` does).
 
 ``check_grads`` compares the analytic gradient (tape autodiff) with central
 finite differences in float64, along random directions, as HIPS autograd's
@@ -30,6 +31,7 @@ from tensorplug.testing._conformance import (
     overridden_gradients,
     run_case,
 )
+from tensorplug.testing._registries import restored_registries
 
 __all__ = [
     "Case",
@@ -45,6 +47,7 @@ __all__ = [
     "i64",
     "not_applicable",
     "overridden_gradients",
+    "restored_registries",
     "run_case",
 ]
 

@@ -1,4 +1,4 @@
-"""Gate and fixtures for tests/grads_extra/installed: tensorplug-grads-extra must be really installed.
+"""Gate and fixtures for plugins/grads-extra/tests/installed: tensorplug-grads-extra must be really installed.
 
 ``nox -s grads_extra`` installs it (not editable, so its entry point is the
 one pip wrote) beside the core and the NumPy backend. Without it these
@@ -43,7 +43,7 @@ def pytest_configure(config: pytest.Config) -> None:
     problems = _problems()
     if problems:
         raise pytest.UsageError(
-            "tests/grads_extra/installed needs tensorplug-grads-extra installed and loaded: "
+            "plugins/grads-extra/tests/installed needs tensorplug-grads-extra installed and loaded: "
             + "; ".join(problems)
             + f". To fix it, {INSTALL}."
         )

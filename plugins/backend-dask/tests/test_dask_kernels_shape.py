@@ -2,7 +2,7 @@
 
 The conformance suite checks values on small tensors; here every kernel is run
 under a scheduler that fails if anything is computed (a kernel only adds
-tasks), on inputs spanning several chunks (``chunks=2``, tests/dask/conftest.py),
+tasks), on inputs spanning several chunks (``chunks=2``, conftest.py),
 and compared with the numpy backend's result for the same inputs.
 """
 

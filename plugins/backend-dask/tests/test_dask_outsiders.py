@@ -20,7 +20,7 @@ from tensorplug_dask._backend import MAX_CHUNKS, DaskBackend
 
 import tensorplug as tp
 
-CHUNKS = 2  # tests/dask/conftest.py's
+CHUNKS = 2  # conftest.py's
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ import tensorplug as tp
 
 distributed = pytest.importorskip("distributed", reason="the cluster tests need dask.distributed (nox -s dask has it)")
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]  # the repository: its README and examples/
 
 
 @pytest.fixture(scope="module")

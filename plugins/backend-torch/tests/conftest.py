@@ -14,7 +14,7 @@ import tensorplug as tp
 
 if "torch" not in tp.list_backends():
     raise pytest.UsageError(
-        "tests/torch needs the tensorplug-torch distribution installed (nox -s tests_torch installs it)"
+        "plugins/backend-torch/tests needs the tensorplug-torch distribution installed (nox -s tests_torch installs it)"
     )
 
 

@@ -1,4 +1,4 @@
-"""Gate for tests/grads_extra/uninstalled: the core and NumPy backend, with tensorplug-grads-extra NOT installed.
+"""Gate for plugins/grads-extra/tests/uninstalled: the core and NumPy backend, tensorplug-grads-extra NOT installed.
 
 ``nox -s grads_extra`` runs these after ``pip uninstall tensorplug-grads-extra``;
 with the distribution still there they would test the overrides, not their
@@ -41,7 +41,7 @@ def pytest_configure(config: pytest.Config) -> None:
     problems = _problems()
     if problems:
         raise pytest.UsageError(
-            "tests/grads_extra/uninstalled needs tensorplug-grads-extra uninstalled: "
+            "plugins/grads-extra/tests/uninstalled needs tensorplug-grads-extra uninstalled: "
             + "; ".join(problems)
             + ". Run `nox -s grads_extra` (it uninstalls it first), or `pip uninstall tensorplug-grads-extra`."
         )

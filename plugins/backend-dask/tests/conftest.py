@@ -4,7 +4,7 @@ Every test runs with "dask" as the active backend, initialised once with
 small chunks (``chunks=2``) so that every array of more than two elements
 along an axis spans several chunks: kernels are checked across chunk
 boundaries, not on one block. Run the conformance suite with
-``pytest tests/dask --tensorplug-backend dask --tensorplug-strict``
+``pytest plugins/backend-dask/tests --tensorplug-backend dask --tensorplug-strict``
 (``nox -s dask`` does); its known gaps are declared below.
 """
 
@@ -17,7 +17,7 @@ import pytest
 import tensorplug as tp
 
 if "dask" not in tp.list_backends():
-    raise pytest.UsageError("tests/dask needs tensorplug-dask installed (nox -s dask installs it)")
+    raise pytest.UsageError("plugins/backend-dask/tests needs tensorplug-dask installed (nox -s dask installs it)")
 
 CHUNKS = 2
 
