@@ -108,7 +108,9 @@ def test_unseeded_random_steps_are_never_folded(monkeypatch: pytest.MonkeyPatch)
     assert seeded().numpy().tolist() == seeded().numpy().tolist() == tp.random_normal((4,), seed=3).numpy().tolist()
 
 
-def test_pure_steps_of_constants_run_once_when_lowering(monkeypatch: pytest.MonkeyPatch, registries: None) -> None:
+def test_pure_steps_of_constants_run_once_when_lowering(
+    monkeypatch: pytest.MonkeyPatch, tensorplug_registries: None
+) -> None:
     calls = []
 
     def counted_exp(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
