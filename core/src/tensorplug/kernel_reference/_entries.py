@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 FLOAT = ("float32", "float64")
@@ -66,6 +66,9 @@ class KernelEntry:
     ``"yes"``, ``"zero"`` (registered, but identically zero) or ``"none"``
     (declared not differentiable); ``grad_inputs`` are the inputs that get a
     gradient. ``ops`` are the public functions that dispatch the kernel.
+    ``numpy`` is the kernel's result written with NumPy, given its inputs as
+    NumPy arrays (float64 ones for a floating-point kernel), where a formula
+    says it all: the tests' independent reference for the kernel's op.
     """
 
     name: str
@@ -80,6 +83,7 @@ class KernelEntry:
     grad_inputs: tuple[str, ...] = ()
     notes: tuple[Note, ...] = ()
     outputs_per: str | None = None
+    numpy: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
 
     def output_count(self, attrs: Mapping[str, Any]) -> int:
         """How many outputs the kernel returns for these attrs."""

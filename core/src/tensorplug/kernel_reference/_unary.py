@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from tensorplug import kernel_names as K
 from tensorplug.kernel_reference._entries import (
     ALL,
@@ -27,6 +30,7 @@ def _unary(
     out: str = "like:x",
     gradient: str = "yes",
     dtype_rule: str = "",
+    numpy: Callable[..., Any] | None = None,
 ) -> KernelEntry:
     if not dtype_rule:
         if dtypes == FLOAT:
@@ -49,6 +53,7 @@ def _unary(
         gradient=gradient,
         grad_inputs=("x",) if gradient != "none" else (),
         notes=notes,
+        numpy=numpy,
     )
 
 
@@ -59,8 +64,8 @@ _SUBNORMAL = Note(
 )
 
 
-def _floating(name: str, summary: str, *notes: Note, op: str) -> KernelEntry:
-    return _unary(name, summary, FLOAT, *notes, _NAN, _EMPTY, op=op)
+def _floating(name: str, summary: str, *notes: Note, op: str, numpy: Callable[..., Any] | None = None) -> KernelEntry:
+    return _unary(name, summary, FLOAT, *notes, _NAN, _EMPTY, op=op, numpy=numpy)
 
 
 UNARY = [
