@@ -16,6 +16,7 @@ from tensorplug._registry import GradientSpec
 from tensorplug._tensor import Tensor
 from tensorplug.gradients._rules import unary
 from tensorplug.ops import (
+    abs,
     add,
     cos,
     cosh,
@@ -115,6 +116,7 @@ GRADIENTS = [
     unary(K.ERF, lambda dy, x: mul(dy, mul(exp(neg(square(x))), TWO_OVER_SQRT_PI)), saves="x"),
     unary(K.SIGMOID, lambda dy, y: mul(dy, mul(y, sub(1.0, y))), saves="y"),
     unary(K.SOFTPLUS, lambda dy, x: mul(dy, sigmoid(x)), saves="x"),
+    unary(K.SOFTSIGN, lambda dy, x: div(dy, square(add(abs(x), 1.0))), saves="x"),
     unary(K.IDENTITY, lambda dy: dy),
     # Piecewise constant: zero gradient (grads-extra offers straight-through estimators).
     unary(K.STEP, zeros_like),
