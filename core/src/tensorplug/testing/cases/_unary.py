@@ -58,9 +58,13 @@ def _selu(v: float) -> float:
 
 
 def _by_formula(formula: Callable[..., Any], held: np.ndarray, dtype: Any) -> np.ndarray:
-    """``formula`` (float64) applied to the values as the input tensor holds them, as an array of ``dtype``."""
+    """``formula`` applied to the values as the input tensor holds them, as an array of ``dtype``.
+
+    It runs in ``np.longdouble`` (80-bit extended precision on x86), so that the expected values come from
+    other code than the float64 NumPy functions a backend's kernels may call, and are rounded once.
+    """
     with np.errstate(all="ignore"):
-        return np.asarray(formula(held.astype(np.float64)), dtype=np.float64).astype(dtype)
+        return np.asarray(formula(held.astype(np.longdouble)), dtype=np.longdouble).astype(dtype)
 
 
 def floating_cases(entry: KernelEntry) -> list[Case]:
