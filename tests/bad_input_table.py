@@ -28,6 +28,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 import tensorplug as tp
+from tensorplug.kernel_reference import REFERENCE, KernelEntry
 from tensorplug.ops import _nn
 from tensorplug.testing._conformance import _to_tensors
 
@@ -257,10 +258,6 @@ def numpy_or_refuse(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 # -- elementwise unary ----------------------------------------------------------------------------
 
-SELU_SCALE = 1.0507009873554804934193349852946
-SELU_ALPHA = 1.6732632423543772848170429916717
-_erf = np.vectorize(math.erf, otypes=[np.float64])
-
 
 def _float_ref(f: Callable[[np.ndarray], np.ndarray], in_float64: bool = False) -> Reference:
     def ref(x: np.ndarray) -> np.ndarray:
@@ -294,52 +291,70 @@ def _logical_not(x: np.ndarray) -> np.ndarray:
     return np.logical_not(x)
 
 
-_UNARY: list[tuple[str, str, Reference]] = [
-    ("abs", "Abs", _numeric_ref(np.abs)),
-    ("neg", "Neg", _numeric_ref(np.negative)),
-    ("square", "Square", _numeric_ref(np.square)),
-    ("sign", "Sign", _numeric_ref(_sign)),
-    ("relu", "Relu", _numeric_ref(lambda x: np.maximum(x, 0))),
-    ("relu6", "Relu6", _numeric_ref(lambda x: np.clip(x, 0, 6))),
-    ("ceil", "Ceil", _numeric_ref(np.ceil)),
-    ("floor", "Floor", _numeric_ref(np.floor)),
-    ("round", "Round", _numeric_ref(np.round)),
-    ("exp", "Exp", _float_ref(np.exp)),
-    ("expm1", "Expm1", _float_ref(np.expm1)),
-    ("log", "Log", _float_ref(np.log)),
-    ("log1p", "Log1p", _float_ref(np.log1p)),
-    ("sqrt", "Sqrt", _float_ref(np.sqrt)),
-    ("rsqrt", "Rsqrt", _float_ref(lambda x: 1 / np.sqrt(x), in_float64=True)),
-    ("reciprocal", "Reciprocal", _float_ref(np.reciprocal)),
-    ("sin", "Sin", _float_ref(np.sin)),
-    ("cos", "Cos", _float_ref(np.cos)),
-    ("tan", "Tan", _float_ref(np.tan)),
-    ("asin", "Asin", _float_ref(np.arcsin)),
-    ("acos", "Acos", _float_ref(np.arccos)),
-    ("atan", "Atan", _float_ref(np.arctan)),
-    ("sinh", "Sinh", _float_ref(np.sinh, in_float64=True)),
-    ("cosh", "Cosh", _float_ref(np.cosh, in_float64=True)),
-    ("tanh", "Tanh", _float_ref(np.tanh)),
-    ("asinh", "Asinh", _float_ref(np.arcsinh)),
-    ("acosh", "Acosh", _float_ref(np.arccosh)),
-    ("atanh", "Atanh", _float_ref(np.arctanh)),
-    ("erf", "Erf", _float_ref(_erf, in_float64=True)),
-    ("sigmoid", "Sigmoid", _float_ref(lambda x: 1 / (1 + np.exp(-x)), in_float64=True)),
-    ("softplus", "Softplus", _float_ref(lambda x: np.logaddexp(0, x), in_float64=True)),
-    ("elu", "Elu", _float_ref(lambda x: np.where(x > 0, x, np.expm1(x)), in_float64=True)),
-    (
-        "selu",
-        "Selu",
-        _float_ref(lambda x: SELU_SCALE * np.where(x > 0, x, SELU_ALPHA * np.expm1(x)), in_float64=True),
-    ),
-    ("isnan", "IsNan", _any_ref(np.isnan)),
-    ("isinf", "IsInf", _any_ref(np.isinf)),
-    ("isfinite", "IsFinite", _any_ref(np.isfinite)),
-    ("logical_not", "LogicalNot", _logical_not),
+# The NumPy reference of an attr-less unary kernel whose kernel reference entry gives no ``numpy`` formula, or whose
+# result NumPy computes in the input's dtype rather than in float64 (see _unary_rows).
+_UNARY_REFS: dict[str, Reference] = {
+    "Abs": _numeric_ref(np.abs),
+    "Neg": _numeric_ref(np.negative),
+    "Square": _numeric_ref(np.square),
+    "Sign": _numeric_ref(_sign),
+    "Relu": _numeric_ref(lambda x: np.maximum(x, 0)),
+    "Relu6": _numeric_ref(lambda x: np.clip(x, 0, 6)),
+    "Ceil": _numeric_ref(np.ceil),
+    "Floor": _numeric_ref(np.floor),
+    "Round": _numeric_ref(np.round),
+    "Exp": _float_ref(np.exp),
+    "Expm1": _float_ref(np.expm1),
+    "Log": _float_ref(np.log),
+    "Log1p": _float_ref(np.log1p),
+    "Sqrt": _float_ref(np.sqrt),
+    "Reciprocal": _float_ref(np.reciprocal),
+    "Sin": _float_ref(np.sin),
+    "Cos": _float_ref(np.cos),
+    "Tan": _float_ref(np.tan),
+    "Asin": _float_ref(np.arcsin),
+    "Acos": _float_ref(np.arccos),
+    "Atan": _float_ref(np.arctan),
+    "Tanh": _float_ref(np.tanh),
+    "Asinh": _float_ref(np.arcsinh),
+    "Acosh": _float_ref(np.arccosh),
+    "Atanh": _float_ref(np.arctanh),
+    "IsNan": _any_ref(np.isnan),
+    "IsInf": _any_ref(np.isinf),
+    "IsFinite": _any_ref(np.isfinite),
+    "LogicalNot": _logical_not,
+}
+
+# One-tensor ops of the shape family, tabled as the unary ones.
+_LIKE: list[tuple[str, str, Reference | None]] = [
     ("identity", "Identity", _any_ref(lambda x: x)),
     ("zeros_like", "ZerosLike", _any_ref(np.zeros_like)),
     ("ones_like", "OnesLike", _any_ref(np.ones_like)),
 ]
+
+
+def _from_entry(entry: KernelEntry) -> Reference | None:
+    """The reference an entry's ``numpy`` formula gives, applied as the ops hand the kernel its input."""
+    formula = entry.numpy
+    if formula is None:
+        return None
+    dtypes = entry.inputs[0].dtypes
+    if dtypes == FLOAT_DTYPES:
+        return _float_ref(formula, in_float64=True)
+    if dtypes == NUMERIC_DTYPES:
+        return _numeric_ref(formula)
+    return _any_ref(formula)
+
+
+def _unary_rows() -> list[tuple[str, str, Reference | None]]:
+    """(op, kernel, NumPy reference) for every attr-less unary kernel of the kernel reference (its first op), then
+    the one-tensor shape ops: a kernel that joins the catalogue is tabled from its reference entry."""
+    rows: list[tuple[str, str, Reference | None]] = []
+    for entry in REFERENCE.values():
+        if entry.family == "unary" and not entry.attrs:
+            op = entry.ops[0].split()[0].removeprefix("tp.")  # "tp.neg (and -x)" is tp.neg
+            rows.append((op, entry.name, _UNARY_REFS.get(entry.name) or _from_entry(entry)))
+    return rows + _LIKE
 
 
 def _real(value: Any) -> float:
@@ -1441,7 +1456,7 @@ def _sum_to_shape_ref(dy: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 def _unary_specs() -> list[OpSpec]:
     specs = [
         OpSpec(name, getattr(tp, name), (kernel,), arrays().map(lambda a: Call((a,))), ref)
-        for name, kernel, ref in _UNARY
+        for name, kernel, ref in _unary_rows()
     ]
 
     @st.composite

@@ -16,16 +16,18 @@ The number of examples comes from the hypothesis profile (tests/conftest.py): "c
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
 import numpy as np
 import pytest
-from bad_input_table import ALIASES, SPECS, Call, OpSpec, Refused, contract_violations, run, unwrapped
+from bad_input_table import ALIASES, SPECS, Call, OpSpec, Refused, _from_entry, contract_violations, run, unwrapped
 from hypothesis import given
 from hypothesis import strategies as st
 
 import tensorplug as tp
+from tensorplug.kernel_reference import REFERENCE
 
 # With TENSORPLUG_BAD_INPUT_STRICT=1 a call that NumPy accepts and tensorplug refuses fails too (for review:
 # tensorplug is stricter than NumPy on purpose in places, refusing bool arithmetic, say).
@@ -38,6 +40,24 @@ def test_the_table_covers_every_catalogue_kernel() -> None:
     covered = {kernel for spec in SPECS for kernel in spec.kernels}
     catalogue = set(tp.kernel_names.CATALOGUE) | {row.kernel for row in tp.coverage().rows}
     assert sorted(catalogue - covered) == []
+
+
+def test_every_unary_kernel_is_compared_with_a_numpy_reference() -> None:
+    """Its row comes from its kernel reference entry: the op, and the ``numpy`` formula unless the table has one."""
+    unary = {entry.name for entry in REFERENCE.values() if entry.family == "unary" and not entry.attrs}
+    tabled = {spec.kernels[0]: spec for spec in SPECS if len(spec.kernels) == 1 and spec.kernels[0] in unary}
+    assert sorted(tabled) == sorted(unary)
+    assert sorted(name for name, spec in tabled.items() if spec.reference is None) == []
+
+
+def test_a_reference_entry_with_a_numpy_formula_gives_the_kernels_reference() -> None:
+    entry = dataclasses.replace(REFERENCE["Tanh"], numpy=lambda x: x / (1 + abs(x)))
+    reference = _from_entry(entry)
+    assert reference is not None
+    got = reference(np.array([1, -3], dtype=np.int32))  # the op casts integer x to float32
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, [0.5, -0.75])
+    assert _from_entry(dataclasses.replace(entry, numpy=None)) is None
 
 
 def test_the_table_covers_every_public_op() -> None:

@@ -6,18 +6,32 @@ nor wider than what the ops send."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import subprocess
 import sys
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import tensorplug as tp
 from tensorplug import kernel_names as K
 from tensorplug._observe import KernelCall, observing
-from tensorplug.kernel_reference import ATTR_TYPES, FAMILIES, FORMS, REFERENCE, check_call, entry_text, markdown
+from tensorplug.kernel_reference import (
+    ATTR_TYPES,
+    FAMILIES,
+    FLOAT,
+    FORMS,
+    REFERENCE,
+    Samples,
+    check_call,
+    entry_text,
+    markdown,
+)
 from tensorplug.testing import all_cases, run_case
+from tensorplug.testing.cases._unary import floating_cases
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "kernels.md"
@@ -170,6 +184,52 @@ def test_an_entry_reads_well() -> None:
     assert "FloorDiv-int-by-zero" in text
     with pytest.raises(KeyError, match="did you mean FloorDiv"):
         entry_text("Floordiv")
+
+
+STANDARD = ["float32", "float64", "int32", "int64", "bool", "scalar", "empty", "special", "grad"]
+
+
+def test_every_floating_unary_kernel_gets_its_standard_cases_from_its_entry() -> None:
+    floating = [e for e in REFERENCE.values() if e.family == "unary" and e.inputs[0].dtypes == FLOAT and not e.attrs]
+    assert [e.name for e in floating if e.numpy is None or e.samples is None] == []
+    ids = [c.id for c in all_cases()]
+    for entry in floating:
+        assert entry.samples is not None
+        assert len(entry.samples.points) == 6, entry.name
+        assert len(entry.samples.special[0]) == len(entry.samples.special[1]), entry.name
+        derived = [c.id for c in floating_cases(entry)]
+        assert derived == [f"{entry.name}-{name}" for name in STANDARD]
+        assert all(ids.count(case_id) == 1 for case_id in derived), entry.name
+
+
+def test_an_entry_with_a_formula_and_samples_gives_the_standard_cases() -> None:
+    entry = dataclasses.replace(
+        REFERENCE["Tanh"],
+        numpy=lambda x: x / (1 + abs(x)),
+        samples=Samples(special=((math.inf, -0.0), (1.0, -0.0)), points=(-3.0, -1.0, 0.0, 1.0, 3.0, 7.0), ints=(-1, 4)),
+    )
+    cases = {c.name: c for c in floating_cases(entry)}
+    assert list(cases) == STANDARD
+    assert all(c.op is tp.tanh and c.kernel == "Tanh" for c in cases.values())
+    float32 = cases["float32"]
+    assert float32.expected is not None
+    assert float32.expected.dtype == np.float32
+    np.testing.assert_allclose(float32.expected, [-0.75, -0.5, 0.0, 0.5, 0.75, 0.875])
+    np.testing.assert_allclose(cases["int64"].expected, [-0.5, 0.8])  # integer x give float32
+    np.testing.assert_allclose(cases["bool"].expected, [0.0, 0.5])
+    np.testing.assert_allclose(cases["scalar"].expected, 0.5)
+    assert cases["float64"].expected.shape == (2, 3)
+    assert cases["special"].expected.tolist() == [1.0, -0.0]  # by hand, not from the formula
+    assert cases["grad"].grad
+    assert cases["grad"].expected.tolist() == [-1.2 / 2.2, 0.3 / 1.3, 1.5 / 2.5]
+    with pytest.raises(ValueError, match="Tanh: its kernel reference entry gives no numpy formula and samples"):
+        floating_cases(dataclasses.replace(entry, samples=None))
+
+
+def test_an_entry_shows_its_special_values() -> None:
+    text = entry_text("Atan")
+    pairs = "nan -> nan, inf -> 1.5707963267948966, -inf -> -1.5707963267948966"
+    assert f"- special values: {pairs} (case: Atan-special)" in text
 
 
 def test_the_module_and_the_cli_print_the_page(tmp_path: Path) -> None:

@@ -43,6 +43,7 @@ SIGMOID: Final = "Sigmoid"
 SIN: Final = "Sin"
 SINH: Final = "Sinh"
 SOFTPLUS: Final = "Softplus"
+SOFTSIGN: Final = "Softsign"
 SQRT: Final = "Sqrt"
 SQUARE: Final = "Square"
 TAN: Final = "Tan"
@@ -144,7 +145,7 @@ RANDOM_NORMAL: Final = "RandomNormal"
 
 UNARY: Final[tuple[str, ...]] = (
     ABS, ACOS, ACOSH, ASIN, ASINH, ATAN, ATANH, COS, COSH, ELU, ERF, EXP, EXPM1, LOG, LOG1P, NEG, RECIPROCAL,
-    RELU, RELU6, RSQRT, SELU, SIGMOID, SIN, SINH, SOFTPLUS, SQRT, SQUARE, TAN, TANH, LEAKY_RELU, STEP,
+    RELU, RELU6, RSQRT, SELU, SIGMOID, SIN, SINH, SOFTPLUS, SOFTSIGN, SQRT, SQUARE, TAN, TANH, LEAKY_RELU, STEP,
     CLIP_BY_VALUE, CEIL, FLOOR, ROUND, SIGN, IS_NAN, IS_INF, IS_FINITE, LOGICAL_NOT,
 )  # fmt: skip
 BINARY: Final[tuple[str, ...]] = (

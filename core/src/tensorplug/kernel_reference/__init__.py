@@ -5,9 +5,12 @@ lists, the dtypes the ops hand over), its attrs (names, Python types and the
 canonical form the ops put them in), its outputs (how many, their dtype),
 whether the core differentiates it, and its edge conventions (ties,
 out-of-range indices, division by zero, NaN, rounding, empty inputs), each
-citing the conformance cases that check it. The facts come from the ops
-(what they pass to ``run_kernel``), the NumPy kernels and the conformance
-cases; ``tests/unit/test_kernel_reference.py`` runs every conformance case
+citing the conformance cases that check it. A floating-point unary kernel's
+entry also gives its result as a NumPy formula, the points to sample it at
+and its special values worked out by hand (:class:`Samples`): the
+conformance suite builds that kernel's standard cases from them. The facts
+come from the ops (what they pass to ``run_kernel``), the NumPy kernels and
+the conformance cases; ``tests/unit/test_kernel_reference.py`` runs every conformance case
 under a kernel observer and checks each call against its entry with
 :func:`check_call`, so the reference cannot drift from the code.
 
@@ -50,6 +53,7 @@ from tensorplug.kernel_reference._entries import (  # noqa: F401
     KernelEntry,
     Note,
     Output,
+    Samples,
     _rank,
 )
 from tensorplug.kernel_reference._linalg import LINALG
@@ -66,6 +70,7 @@ __all__ = [
     "Note",
     "Output",
     "REFERENCE",
+    "Samples",
     "check_call",
     "markdown",
 ]
@@ -217,6 +222,10 @@ def _entry_markdown(entry: KernelEntry) -> list[str]:
     for note in entry.notes:
         cited = f" (cases: {', '.join(f'{entry.name}-{c}' for c in note.cases)})" if note.cases else ""
         lines.append(f"- {note.text}{cited}")
+    if entry.samples is not None:
+        inputs, results = entry.samples.special
+        pairs = ", ".join(f"{x!r} -> {y!r}" for x, y in zip(inputs, results, strict=True))
+        lines.append(f"- special values: {pairs} (case: {entry.name}-special)")
     lines.append("")
     return lines
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 FLOAT = ("float32", "float64")
@@ -57,6 +58,25 @@ class Note:
 
 
 @dataclass(frozen=True)
+class Samples:
+    """Where the conformance suite samples a floating-point unary kernel, and the edge values it promises.
+
+    Its standard cases compare the op with the entry's ``numpy`` formula,
+    evaluated in float64: at ``points`` (as float32, as float64 and one of
+    them as a 0-d tensor), at ``ints`` (as int32 and int64), at False and
+    True, and, with a numerical gradient check, at ``grad`` (points away
+    from poles and the edges of the domain). ``special`` pairs edge inputs
+    (NaN, ±inf, ±0, the ends of the domain) with their results, worked out
+    by hand: the formula is not asked about them.
+    """
+
+    special: tuple[tuple[float, ...], tuple[float, ...]] = ((math.nan,), (math.nan,))
+    points: tuple[float, ...] = (-20.0, -0.5, 0.0, 0.25, 1.0, 30.0)
+    ints: tuple[int, ...] = (-2, 0, 3)
+    grad: tuple[float, ...] = (-1.2, 0.3, 1.5)
+
+
+@dataclass(frozen=True)
 class KernelEntry:
     """The reference of one kernel.
 
@@ -66,6 +86,13 @@ class KernelEntry:
     ``"yes"``, ``"zero"`` (registered, but identically zero) or ``"none"``
     (declared not differentiable); ``grad_inputs`` are the inputs that get a
     gradient. ``ops`` are the public functions that dispatch the kernel.
+    ``numpy`` is the kernel's result written with NumPy, given its inputs as
+    NumPy arrays (float64 ones for a floating-point kernel), where a formula
+    says it all: the tests' independent reference for the kernel's op.
+    ``samples``, for a floating-point unary kernel, says where the
+    conformance suite compares the op with that formula and which edge
+    values it promises (the suite builds the kernel's standard cases from
+    them).
     """
 
     name: str
@@ -80,6 +107,8 @@ class KernelEntry:
     grad_inputs: tuple[str, ...] = ()
     notes: tuple[Note, ...] = ()
     outputs_per: str | None = None
+    numpy: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
+    samples: Samples | None = None
 
     def output_count(self, attrs: Mapping[str, Any]) -> int:
         """How many outputs the kernel returns for these attrs."""

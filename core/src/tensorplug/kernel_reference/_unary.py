@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
 from tensorplug import kernel_names as K
 from tensorplug.kernel_reference._entries import (
     ALL,
@@ -13,8 +20,14 @@ from tensorplug.kernel_reference._entries import (
     KernelEntry,
     Note,
     Output,
+    Samples,
     _x,
 )
+
+NAN, INF = math.nan, math.inf
+# TensorFlow.js's selu constants (Klambauer et al., 2017).
+SELU_SCALE = 1.0507009873554804934193349852946
+SELU_ALPHA = 1.6732632423543772848170429916717
 
 
 def _unary(
@@ -27,6 +40,7 @@ def _unary(
     out: str = "like:x",
     gradient: str = "yes",
     dtype_rule: str = "",
+    numpy: Callable[..., Any] | None = None,
 ) -> KernelEntry:
     if not dtype_rule:
         if dtypes == FLOAT:
@@ -49,6 +63,7 @@ def _unary(
         gradient=gradient,
         grad_inputs=("x",) if gradient != "none" else (),
         notes=notes,
+        numpy=numpy,
     )
 
 
@@ -59,57 +74,131 @@ _SUBNORMAL = Note(
 )
 
 
-def _floating(name: str, summary: str, *notes: Note, op: str) -> KernelEntry:
-    return _unary(name, summary, FLOAT, *notes, _NAN, _EMPTY, op=op)
+_SAMPLES = Samples()
+
+
+def _floating(
+    name: str,
+    summary: str,
+    *notes: Note,
+    op: str,
+    numpy: Callable[..., Any] | None = None,
+    special: tuple[tuple[float, ...], tuple[float, ...]] = _SAMPLES.special,
+    points: tuple[float, ...] = _SAMPLES.points,
+    ints: tuple[int, ...] = _SAMPLES.ints,
+    grad: tuple[float, ...] = _SAMPLES.grad,
+) -> KernelEntry:
+    """A floating-point kernel; given its ``numpy`` formula, the conformance suite builds its standard cases."""
+    entry = _unary(name, summary, FLOAT, *notes, _NAN, _EMPTY, op=op, numpy=numpy)
+    if numpy is None:
+        return entry
+    return dataclasses.replace(entry, samples=Samples(special, points, ints, grad))
 
 
 UNARY = [
     _unary(K.ABS, "|x|", NUMERIC, Note("abs(-0.0) is 0.0, abs(±inf) is inf", ("special",)), _EMPTY, op="tp.abs"),
-    _floating(K.ACOS, "inverse cosine, in [0, pi]", Note("NaN outside [-1, 1]", ("special",)), op="tp.acos"),
-    _floating(K.ACOSH, "inverse hyperbolic cosine", Note("NaN below 1", ("special",)), op="tp.acosh"),
-    _floating(K.ASIN, "inverse sine, in [-pi/2, pi/2]", Note("NaN outside [-1, 1]", ("special",)), op="tp.asin"),
-    _floating(K.ASINH, "inverse hyperbolic sine", op="tp.asinh"),
-    _floating(K.ATAN, "inverse tangent, in (-pi/2, pi/2)", Note("atan(±inf) is ±pi/2", ("special",)), op="tp.atan"),
+    _floating(K.ACOS, "inverse cosine, in [0, pi]", Note("NaN outside [-1, 1]", ("special",)), op="tp.acos",
+              numpy=np.arccos,
+              points=(-1.0, -0.5, 0.0, 0.25, 0.9, 1.0), ints=(-1, 0, 1), grad=(-0.6, 0.1, 0.7),
+              special=((NAN, 1.5, -2.0, INF), (NAN, NAN, NAN, NAN))),
+    _floating(K.ACOSH, "inverse hyperbolic cosine", Note("NaN below 1", ("special",)), op="tp.acosh", numpy=np.arccosh,
+              points=(1.0, 1.01, 1.5, 2.0, 10.0, 1e4), ints=(1, 2, 3), grad=(1.2, 2.0, 3.5),
+              special=((NAN, 0.5, -1.0, INF), (NAN, NAN, NAN, INF))),
+    _floating(K.ASIN, "inverse sine, in [-pi/2, pi/2]", Note("NaN outside [-1, 1]", ("special",)), op="tp.asin",
+              numpy=np.arcsin,
+              points=(-1.0, -0.5, 0.0, 0.25, 0.9, 1.0), ints=(-1, 0, 1), grad=(-0.6, 0.1, 0.7),
+              special=((NAN, 1.5, -2.0, INF), (NAN, NAN, NAN, NAN))),
+    _floating(K.ASINH, "inverse hyperbolic sine", op="tp.asinh",
+              numpy=np.arcsinh, points=(-100.0, -0.5, 0.0, 1e-4, 1.0, 3.0),
+              special=((NAN, INF, -INF), (NAN, INF, -INF))),
+    _floating(K.ATAN, "inverse tangent, in (-pi/2, pi/2)", Note("atan(±inf) is ±pi/2", ("special",)), op="tp.atan",
+              numpy=np.arctan,
+              points=(-100.0, -1.0, 0.0, 0.25, 2.0, 1e8), grad=(-1.2, 0.3, 2.5),
+              special=((NAN, INF, -INF), (NAN, math.pi / 2, -math.pi / 2))),
     _floating(K.ATANH, "inverse hyperbolic tangent", Note("±inf at ±1, NaN outside [-1, 1]", ("special",)),
-              op="tp.atanh"),
-    _floating(K.COS, "cosine (radians)", Note("NaN at ±inf", ("special",)), op="tp.cos"),
-    _floating(K.COSH, "hyperbolic cosine", op="tp.cosh"),
+              op="tp.atanh", numpy=np.arctanh,
+              points=(-0.99, -0.5, 0.0, 1e-4, 0.25, 0.9), ints=(0,), grad=(-0.6, 0.1, 0.7),
+              special=((NAN, 1.0, -1.0, 2.0), (NAN, INF, -INF, NAN))),
+    _floating(K.COS, "cosine (radians)", Note("NaN at ±inf", ("special",)), op="tp.cos", numpy=np.cos,
+              points=(-3.0, -1.0, 0.0, 0.5, 2.0, 10.0), grad=(-1.2, 0.3, 2.5),
+              special=((NAN, INF, -INF), (NAN, NAN, NAN))),
+    _floating(K.COSH, "hyperbolic cosine", op="tp.cosh", numpy=np.cosh, points=(-5.0, -0.5, 0.0, 1e-4, 1.0, 20.0),
+              special=((NAN, INF, -INF, -100.0), (NAN, INF, INF, INF))),
     _floating(K.ELU, "x where x > 0, else expm1(x)",
-              Note("computed with expm1 below 0, so tiny negative x keep their digits", ("near-zero",)), op="tp.elu"),
+              Note("computed with expm1 below 0, so tiny negative x keep their digits", ("near-zero",)), op="tp.elu",
+              numpy=lambda x: np.where(x > 0, x, np.expm1(x)), grad=(-1.2, -0.3, 0.4, 1.5),
+              special=((NAN, INF, -INF), (NAN, INF, -1.0))),
     _floating(K.ERF, "the error function",
               Note("accurate to float64 precision (relative error below 1e-15 in float64, subnormals included)",
-                   ("float64-accuracy", "branches")), op="tp.erf"),
-    _floating(K.EXP, "e ** x", Note("exp(-inf) is 0, overflow gives inf", ("special",)), _SUBNORMAL, op="tp.exp"),
-    _floating(K.EXPM1, "e ** x - 1, accurate near 0", Note("accurate for tiny x", ("near-zero",)), op="tp.expm1"),
+                   ("float64-accuracy", "branches")), op="tp.erf", numpy=np.vectorize(math.erf, otypes=[float]),
+              points=(-3.0, -0.5, 0.0, 0.1, 1.0, 4.5),
+              special=((NAN, INF, -INF, 10.0, -0.0), (NAN, 1.0, -1.0, 1.0, -0.0))),
+    _floating(K.EXP, "e ** x", Note("exp(-inf) is 0, overflow gives inf", ("special",)), _SUBNORMAL, op="tp.exp",
+              numpy=np.exp,
+              points=(-3.0, -0.5, 0.0, 0.25, 1.0, 10.0),
+              special=((NAN, INF, -INF, 100.0), (NAN, INF, 0.0, INF))),
+    _floating(K.EXPM1, "e ** x - 1, accurate near 0", Note("accurate for tiny x", ("near-zero",)), op="tp.expm1",
+              numpy=np.expm1,
+              points=(-3.0, -1e-5, 0.0, 1e-7, 1.0, 5.0),
+              special=((NAN, INF, -INF), (NAN, INF, -1.0))),
     _floating(K.LOG, "natural logarithm", Note("log(0) is -inf, log of a negative is NaN", ("special",)),
-              op="tp.log"),
+              op="tp.log", numpy=np.log,
+              points=(1e-3, 0.5, 1.0, 2.0, math.e, 1e6), ints=(1, 4, 9), grad=(0.4, 1.0, 3.5),
+              special=((NAN, 0.0, -1.0, INF), (NAN, -INF, NAN, INF))),
     _floating(K.LOG1P, "log(1 + x), accurate near 0", Note("-inf at -1, NaN below; accurate for tiny x",
-                                                           ("special", "near-zero")), op="tp.log1p"),
+                                                           ("special", "near-zero")), op="tp.log1p", numpy=np.log1p,
+              points=(-0.5, -1e-6, 0.0, 1e-7, 1.0, 100.0), ints=(0, 1, 5), grad=(-0.4, 0.2, 3.0),
+              special=((NAN, -1.0, -2.0, INF), (NAN, -INF, NAN, INF))),
     _unary(K.NEG, "-x", NUMERIC, Note("NaN stays NaN, ±inf change sign", ("special",)),
            Note("subnormal inputs are negated exactly (a backend declaring flush_to_zero is not asked)",
                 ("subnormal",)), _EMPTY,
            op="tp.neg (and -x)"),
-    _floating(K.RECIPROCAL, "1 / x", Note("1/±0 is ±inf, 1/±inf is ±0", ("special",)), op="tp.reciprocal"),
+    _floating(K.RECIPROCAL, "1 / x", Note("1/±0 is ±inf, 1/±inf is ±0", ("special",)), op="tp.reciprocal",
+              numpy=lambda x: 1 / x,
+              points=(-4.0, -0.5, 0.1, 1.0, 3.0, 1e3), ints=(-2, 1, 4), grad=(-1.5, 0.4, 2.0),
+              special=((NAN, 0.0, -0.0, INF, -INF), (NAN, INF, -INF, 0.0, -0.0))),
     _unary(K.RELU, "max(x, 0)", NUMERIC, Note("relu(NaN) is NaN", ("special",)), _EMPTY, op="tp.relu"),
     _unary(K.RELU6, "min(max(x, 0), 6)", NUMERIC, Note("relu6(NaN) is NaN, relu6(inf) is 6", ("special",)), _EMPTY,
            op="tp.relu6"),
-    _floating(K.RSQRT, "1 / sqrt(x)", Note("inf at 0, NaN below 0, 0 at inf", ("special",)), op="tp.rsqrt"),
+    _floating(K.RSQRT, "1 / sqrt(x)", Note("inf at 0, NaN below 0, 0 at inf", ("special",)), op="tp.rsqrt",
+              numpy=lambda x: 1 / np.sqrt(x),
+              points=(0.01, 0.25, 1.0, 2.0, 9.0, 1e4), ints=(1, 4, 9), grad=(0.3, 1.0, 4.0),
+              special=((NAN, 0.0, -1.0, INF), (NAN, INF, NAN, 0.0))),
     _floating(K.SELU, "scale * x where x > 0, else scale * alpha * expm1(x)",
               Note("TensorFlow.js's constants: scale 1.0507009873554805, alpha 1.6732632423543772; expm1 below 0",
-                   ("float64", "near-zero")), op="tp.selu"),
+                   ("float64", "near-zero")), op="tp.selu",
+              numpy=lambda x: SELU_SCALE * np.where(x > 0, x, SELU_ALPHA * np.expm1(x)), grad=(-1.2, -0.3, 0.4, 1.5),
+              special=((NAN, INF, -INF), (NAN, INF, -SELU_SCALE * SELU_ALPHA))),
     _floating(K.SIGMOID, "1 / (1 + e ** -x)",
               Note("no overflow or cancellation for large |x|: sigmoid(-800) is 0 (or e**x), sigmoid(800) is 1",
-                   ("no-overflow", "large-negative")), op="tp.sigmoid"),
-    _floating(K.SIN, "sine (radians)", Note("NaN at ±inf", ("special",)), op="tp.sin"),
-    _floating(K.SINH, "hyperbolic sine", op="tp.sinh"),
+                   ("no-overflow", "large-negative")), op="tp.sigmoid",
+              numpy=lambda x: 1 / (1 + np.exp(-x)), points=(-10.0, -0.5, 0.0, 0.25, 1.0, 30.0),
+              special=((NAN, INF, -INF, 100.0, -100.0), (NAN, 1.0, 0.0, 1.0, 0.0))),
+    _floating(K.SIN, "sine (radians)", Note("NaN at ±inf", ("special",)), op="tp.sin", numpy=np.sin,
+              points=(-3.0, -1.0, 0.0, 0.5, 2.0, 10.0), grad=(-1.2, 0.3, 2.5),
+              special=((NAN, INF, -INF), (NAN, NAN, NAN))),
+    _floating(K.SINH, "hyperbolic sine", op="tp.sinh", numpy=np.sinh, points=(-5.0, -0.5, 0.0, 1e-4, 1.0, 20.0),
+              special=((NAN, INF, -INF, 100.0), (NAN, INF, -INF, INF))),
+    # softplus(±100): 100 + log1p(e**-100) is 100 in float32; log1p(e**-100) = 3.7e-44 is 0
     _floating(K.SOFTPLUS, "log(1 + e ** x)",
               Note("no overflow: softplus(x) is x for large x and e**x for very negative x", ("large-magnitude",)),
-              op="tp.softplus"),
-    _floating(K.SQRT, "square root", Note("NaN below 0; sqrt(-0.0) is ±0", ("special",)), op="tp.sqrt"),
+              op="tp.softplus", numpy=lambda x: np.logaddexp(0.0, x),
+              special=((NAN, INF, -INF, 100.0, -100.0, 1e30), (NAN, INF, 0.0, 100.0, 0.0, 1e30))),
+    _floating(K.SOFTSIGN, "x / (1 + |x|)",
+              Note("±inf give NaN, as x / (1 + |x|) does in TensorFlow and PyTorch", ("special",)),
+              op="tp.softsign", numpy=lambda x: x / (1 + abs(x)), points=(-20.0, -0.5, 0.0, 1e-4, 1.0, 1e6),
+              special=((NAN, INF, -INF, 1e30, -0.0), (NAN, NAN, NAN, 1.0, -0.0))),
+    _floating(K.SQRT, "square root", Note("NaN below 0; sqrt(-0.0) is ±0", ("special",)), op="tp.sqrt", numpy=np.sqrt,
+              points=(0.0, 0.01, 0.5, 2.0, 9.0, 1e4), ints=(1, 4, 9), grad=(0.3, 1.0, 4.0),
+              special=((NAN, -1.0, INF, -0.0), (NAN, NAN, INF, 0.0))),
     _unary(K.SQUARE, "x * x", NUMERIC, Note("NaN stays NaN, overflow gives inf", ("special",)), _EMPTY,
            op="tp.square"),
-    _floating(K.TAN, "tangent (radians)", Note("NaN at ±inf", ("special",)), op="tp.tan"),
-    _floating(K.TANH, "hyperbolic tangent", Note("tanh(±inf) is ±1", ("special",)), op="tp.tanh"),
+    _floating(K.TAN, "tangent (radians)", Note("NaN at ±inf", ("special",)), op="tp.tan", numpy=np.tan,
+              points=(-1.5, -0.5, 0.0, 0.25, 1.0, 3.0), grad=(-1.2, 0.3, 1.0),
+              special=((NAN, INF, -INF), (NAN, NAN, NAN))),
+    _floating(K.TANH, "hyperbolic tangent", Note("tanh(±inf) is ±1", ("special",)), op="tp.tanh",
+              numpy=np.tanh, points=(-20.0, -0.5, 0.0, 1e-4, 1.0, 3.0),
+              special=((NAN, INF, -INF), (NAN, 1.0, -1.0))),
     _unary(K.LEAKY_RELU, "x where x >= 0, else alpha * x", FLOAT,
            Note("integer and bool x reach the kernel as float32", ("int32", "bool")), _NAN, _EMPTY,
            op="tp.leaky_relu", attrs=(Attr("alpha", "float", "the slope below 0 (any real, above 1 too)"),)),

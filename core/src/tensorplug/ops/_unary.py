@@ -59,6 +59,7 @@ __all__ = [
     "sin",
     "sinh",
     "softplus",
+    "softsign",
     "sqrt",
     "square",
     "step",
@@ -303,6 +304,11 @@ def sigmoid(x: Any) -> Tensor:
 def softplus(x: Any) -> Tensor:
     """log(1 + e ** x), elementwise, without overflow for large |x|."""
     return dispatch(K.SOFTPLUS, {"x": _floating(x)})
+
+
+def softsign(x: Any) -> Tensor:
+    """x / (1 + |x|), elementwise: a smooth sign in (-1, 1), as TensorFlow's ``tf.nn.softsign``."""
+    return dispatch(K.SOFTSIGN, {"x": _floating(x)})
 
 
 def elu(x: Any) -> Tensor:

@@ -1,46 +1,23 @@
-"""Elementwise unary kernels: the numpy backend's kernel mapped over each chunk (see ``_factories.chunkwise``)."""
+"""Elementwise unary kernels: the numpy backend's kernel mapped over each chunk (see ``_factories.chunkwise``).
+
+There is one for every unary kernel of the catalogue (``kernel_names.UNARY``), made here from that list, so a
+kernel that joins the catalogue (and tensorplug-numpy) needs no line in this backend. The plugin names each by
+convention (``Sqrt`` is ``tensorplug_dask._unary:sqrt``, see ``catalogue_kernels``); this module's
+``__getattr__`` hands it out from ``KERNELS``.
+"""
 
 from __future__ import annotations
 
+from tensorplug import kernel_names as K
+from tensorplug.kernel_factories import Kernel, kernel_function_name
 from tensorplug_dask._factories import unary
 
-abs_ = unary("Abs")
-acos = unary("Acos")
-acosh = unary("Acosh")
-asin = unary("Asin")
-asinh = unary("Asinh")
-atan = unary("Atan")
-atanh = unary("Atanh")
-cos = unary("Cos")
-cosh = unary("Cosh")
-elu = unary("Elu")
-erf = unary("Erf")
-exp = unary("Exp")
-expm1 = unary("Expm1")
-log = unary("Log")
-log1p = unary("Log1p")
-neg = unary("Neg")
-reciprocal = unary("Reciprocal")
-relu = unary("Relu")
-relu6 = unary("Relu6")
-rsqrt = unary("Rsqrt")
-selu = unary("Selu")
-sigmoid = unary("Sigmoid")
-sin = unary("Sin")
-sinh = unary("Sinh")
-softplus = unary("Softplus")
-sqrt = unary("Sqrt")
-square = unary("Square")
-tan = unary("Tan")
-tanh = unary("Tanh")
-leaky_relu = unary("LeakyRelu")
-step = unary("Step")
-clip_by_value = unary("ClipByValue")
-ceil = unary("Ceil")
-floor = unary("Floor")
-round_ = unary("Round")
-sign = unary("Sign")
-is_nan = unary("IsNan")
-is_inf = unary("IsInf")
-is_finite = unary("IsFinite")
-logical_not = unary("LogicalNot")
+KERNELS: dict[str, Kernel] = {kernel_function_name(name): unary(name) for name in K.UNARY}
+"""Each unary kernel by the function name the catalogue's convention gives it (``abs_``, ``sqrt``...)."""
+
+
+def __getattr__(name: str) -> Kernel:
+    kernel = KERNELS.get(name)
+    if kernel is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return kernel

@@ -1,12 +1,14 @@
 """Conformance cases: unary elementwise kernels.
 
-Most kernels are described by a row of a table (the op, a reference
-function written with Python's math module in float64, sample points in its
-domain, hand-worked NaN/inf values, points for the gradient check), from
-which the standard cases are built: float32, float64, int32, int64, bool,
-a 0-d scalar, an empty tensor, the special values, the wrong dtypes, and a
-second-order gradient check. Kernels with attributes, rounding and the
-predicates have hand-written cases below the tables.
+Most kernels are described by a row of data (a reference function in
+float64, sample points in its domain, hand-worked NaN/inf values, points for
+the gradient check), from which the standard cases are built: float32,
+float64, int32, int64, bool, a 0-d scalar, an empty tensor, the special
+values, the wrong dtypes, and a second-order gradient check. For the
+floating-point kernels that row is their kernel reference entry (its NumPy
+formula and :class:`~tensorplug.kernel_reference.Samples`); the numeric
+kernels that keep the dtype have a table here. Kernels with attributes,
+rounding and the predicates have hand-written cases below the tables.
 """
 
 from __future__ import annotations
@@ -19,13 +21,11 @@ import numpy as np
 
 import tensorplug as tp
 from tensorplug import kernel_names as K
+from tensorplug.kernel_reference import REFERENCE, KernelEntry
+from tensorplug.kernel_reference._unary import SELU_ALPHA, SELU_SCALE
 from tensorplug.testing._conformance import Case, b8, f32, f64, i32, i64
 
 NAN, INF = math.nan, math.inf
-PI = math.pi
-# TensorFlow.js's selu constants (Klambauer et al., 2017).
-SELU_SCALE = 1.0507009873554804934193349852946
-SELU_ALPHA = 1.6732632423543772848170429916717
 
 Ref = Callable[[float], float]
 
@@ -44,10 +44,6 @@ def _sigmoid(v: float) -> float:
     return 1 / (1 + math.exp(-v))
 
 
-def _softplus(v: float) -> float:
-    return math.log1p(math.exp(v))
-
-
 def _elu(v: float) -> float:
     return v if v > 0 else math.expm1(v)
 
@@ -57,88 +53,49 @@ def _selu(v: float) -> float:
 
 
 # -- floating-point kernels: integer and bool inputs give float32 -------------------------------------------
+# Their standard cases come from the kernel reference: an entry with samples gives the kernel's NumPy formula (the
+# expected values, computed in float64), the points to sample and the special values worked out by hand.
 
 
-class Floating(NamedTuple):
-    kernel: str
-    op: Callable[..., Any]
-    ref: Ref
-    points: list[float]  # six points in the domain
-    ints: list[int]  # integers in the domain
-    special: tuple[list[float], list[float]]  # NaN/inf and edge inputs and their results, by hand
-    grad: list[float]  # points away from poles and domain edges
-    bools: tuple[float, float] | None = None  # the results at False and True, when ref cannot give them
+def _by_formula(formula: Callable[..., Any], held: np.ndarray, dtype: Any) -> np.ndarray:
+    """``formula`` applied to the values as the input tensor holds them, as an array of ``dtype``.
+
+    It runs in ``np.longdouble`` (80-bit extended precision on x86), so that the expected values come from
+    other code than the float64 NumPy functions a backend's kernels may call, and are rounded once.
+    """
+    with np.errstate(all="ignore"):
+        return np.asarray(formula(held.astype(np.longdouble)), dtype=np.longdouble).astype(dtype)
 
 
-FLOATING = [
-    Floating(K.EXP, tp.exp, math.exp, [-3.0, -0.5, 0.0, 0.25, 1.0, 10.0], [-2, 0, 3],
-             ([NAN, INF, -INF, 100.0], [NAN, INF, 0.0, INF]), [-1.2, 0.3, 1.5]),
-    Floating(K.EXPM1, tp.expm1, math.expm1, [-3.0, -1e-5, 0.0, 1e-7, 1.0, 5.0], [-2, 0, 3],
-             ([NAN, INF, -INF], [NAN, INF, -1.0]), [-1.2, 0.3, 1.5]),
-    Floating(K.LOG, tp.log, math.log, [1e-3, 0.5, 1.0, 2.0, math.e, 1e6], [1, 4, 9],
-             ([NAN, 0.0, -1.0, INF], [NAN, -INF, NAN, INF]), [0.4, 1.0, 3.5], bools=(-INF, 0.0)),
-    Floating(K.LOG1P, tp.log1p, math.log1p, [-0.5, -1e-6, 0.0, 1e-7, 1.0, 100.0], [0, 1, 5],
-             ([NAN, -1.0, -2.0, INF], [NAN, -INF, NAN, INF]), [-0.4, 0.2, 3.0]),
-    Floating(K.SQRT, tp.sqrt, math.sqrt, [0.0, 0.01, 0.5, 2.0, 9.0, 1e4], [1, 4, 9],
-             ([NAN, -1.0, INF, -0.0], [NAN, NAN, INF, 0.0]), [0.3, 1.0, 4.0]),
-    Floating(K.RSQRT, tp.rsqrt, lambda v: 1 / math.sqrt(v), [0.01, 0.25, 1.0, 2.0, 9.0, 1e4], [1, 4, 9],
-             ([NAN, 0.0, -1.0, INF], [NAN, INF, NAN, 0.0]), [0.3, 1.0, 4.0], bools=(INF, 1.0)),
-    Floating(K.RECIPROCAL, tp.reciprocal, lambda v: 1 / v, [-4.0, -0.5, 0.1, 1.0, 3.0, 1e3], [-2, 1, 4],
-             ([NAN, 0.0, -0.0, INF, -INF], [NAN, INF, -INF, 0.0, -0.0]), [-1.5, 0.4, 2.0], bools=(INF, 1.0)),
-    Floating(K.SIN, tp.sin, math.sin, [-3.0, -1.0, 0.0, 0.5, 2.0, 10.0], [-2, 0, 3],
-             ([NAN, INF, -INF], [NAN, NAN, NAN]), [-1.2, 0.3, 2.5]),
-    Floating(K.COS, tp.cos, math.cos, [-3.0, -1.0, 0.0, 0.5, 2.0, 10.0], [-2, 0, 3],
-             ([NAN, INF, -INF], [NAN, NAN, NAN]), [-1.2, 0.3, 2.5]),
-    Floating(K.TAN, tp.tan, math.tan, [-1.5, -0.5, 0.0, 0.25, 1.0, 3.0], [-2, 0, 3],
-             ([NAN, INF, -INF], [NAN, NAN, NAN]), [-1.2, 0.3, 1.0]),
-    Floating(K.ASIN, tp.asin, math.asin, [-1.0, -0.5, 0.0, 0.25, 0.9, 1.0], [-1, 0, 1],
-             ([NAN, 1.5, -2.0, INF], [NAN, NAN, NAN, NAN]), [-0.6, 0.1, 0.7]),
-    Floating(K.ACOS, tp.acos, math.acos, [-1.0, -0.5, 0.0, 0.25, 0.9, 1.0], [-1, 0, 1],
-             ([NAN, 1.5, -2.0, INF], [NAN, NAN, NAN, NAN]), [-0.6, 0.1, 0.7]),
-    Floating(K.ATAN, tp.atan, math.atan, [-100.0, -1.0, 0.0, 0.25, 2.0, 1e8], [-2, 0, 3],
-             ([NAN, INF, -INF], [NAN, PI / 2, -PI / 2]), [-1.2, 0.3, 2.5]),
-    Floating(K.SINH, tp.sinh, math.sinh, [-5.0, -0.5, 0.0, 1e-4, 1.0, 20.0], [-2, 0, 3],
-             ([NAN, INF, -INF, 100.0], [NAN, INF, -INF, INF]), [-1.2, 0.3, 1.5]),
-    Floating(K.COSH, tp.cosh, math.cosh, [-5.0, -0.5, 0.0, 1e-4, 1.0, 20.0], [-2, 0, 3],
-             ([NAN, INF, -INF, -100.0], [NAN, INF, INF, INF]), [-1.2, 0.3, 1.5]),
-    Floating(K.TANH, tp.tanh, math.tanh, [-20.0, -0.5, 0.0, 1e-4, 1.0, 3.0], [-2, 0, 3],
-             ([NAN, INF, -INF], [NAN, 1.0, -1.0]), [-1.2, 0.3, 1.5]),
-    Floating(K.ASINH, tp.asinh, math.asinh, [-100.0, -0.5, 0.0, 1e-4, 1.0, 3.0], [-2, 0, 3],
-             ([NAN, INF, -INF], [NAN, INF, -INF]), [-1.2, 0.3, 1.5]),
-    Floating(K.ACOSH, tp.acosh, math.acosh, [1.0, 1.01, 1.5, 2.0, 10.0, 1e4], [1, 2, 3],
-             ([NAN, 0.5, -1.0, INF], [NAN, NAN, NAN, INF]), [1.2, 2.0, 3.5], bools=(NAN, 0.0)),
-    Floating(K.ATANH, tp.atanh, math.atanh, [-0.99, -0.5, 0.0, 1e-4, 0.25, 0.9], [0],
-             ([NAN, 1.0, -1.0, 2.0], [NAN, INF, -INF, NAN]), [-0.6, 0.1, 0.7], bools=(0.0, INF)),
-    Floating(K.ERF, tp.erf, math.erf, [-3.0, -0.5, 0.0, 0.1, 1.0, 4.5], [-2, 0, 3],
-             ([NAN, INF, -INF, 10.0, -0.0], [NAN, 1.0, -1.0, 1.0, -0.0]), [-1.2, 0.3, 1.5]),
-    Floating(K.SIGMOID, tp.sigmoid, _sigmoid, [-10.0, -0.5, 0.0, 0.25, 1.0, 30.0], [-2, 0, 3],
-             ([NAN, INF, -INF, 100.0, -100.0], [NAN, 1.0, 0.0, 1.0, 0.0]), [-1.2, 0.3, 1.5]),
-    # softplus(±100): 100 + log1p(e**-100) = 100 in float32; log1p(e**-100) = 3.7e-44 ~ 0
-    Floating(K.SOFTPLUS, tp.softplus, _softplus, [-20.0, -0.5, 0.0, 0.25, 1.0, 30.0], [-2, 0, 3],
-             ([NAN, INF, -INF, 100.0, -100.0, 1e30], [NAN, INF, 0.0, 100.0, 0.0, 1e30]), [-1.2, 0.3, 1.5]),
-    Floating(K.ELU, tp.elu, _elu, [-20.0, -0.5, 0.0, 0.25, 1.0, 30.0], [-2, 0, 3],
-             ([NAN, INF, -INF], [NAN, INF, -1.0]), [-1.2, -0.3, 0.4, 1.5]),
-    Floating(K.SELU, tp.selu, _selu, [-20.0, -0.5, 0.0, 0.25, 1.0, 30.0], [-2, 0, 3],
-             ([NAN, INF, -INF], [NAN, INF, -SELU_SCALE * SELU_ALPHA]), [-1.2, -0.3, 0.4, 1.5]),
-]  # fmt: skip
+def floating_cases(entry: KernelEntry) -> list[Case]:
+    """The standard cases of a floating-point unary kernel, built from its kernel reference entry.
 
-
-def _floating_cases(row: Floating) -> list[Case]:
-    k, op, ref = row.kernel, row.op, row.ref
-    held32, held64, scalar = f32(row.points), f64(row.points).reshape(2, 3), f32(row.points[3])
-    at_false, at_true = row.bools if row.bools is not None else (ref(0.0), ref(1.0))
-    special_in, special_out = row.special
+    float32, float64, int32, int64, bool, a 0-d scalar and an empty tensor
+    against the entry's ``numpy`` formula, its hand-worked special values, and
+    a second-order gradient check.
+    """
+    samples, formula = entry.samples, entry.numpy
+    if samples is None or formula is None:
+        raise ValueError(f"{entry.name}: its kernel reference entry gives no numpy formula and samples")
+    k, op = entry.name, getattr(tp, entry.ops[0].removeprefix("tp."))
+    points, ints, grad = list(samples.points), list(samples.ints), list(samples.grad)
+    held32, held64, scalar, bools = f32(points), f64(points).reshape(2, 3), f32(points[3]), b8([False, True])
+    special_in, special_out = samples.special
     return [
-        Case(k, op, (held32,), _expected(ref, held32, np.float32), name="float32"),
-        Case(k, op, (held64,), _expected(ref, held64, np.float64), rtol=1e-13, atol=1e-15, name="float64"),
-        Case(k, op, (i32(row.ints),), _expected(ref, i32(row.ints), np.float32), name="int32"),
-        Case(k, op, (i64(row.ints),), _expected(ref, i64(row.ints), np.float32), name="int64"),
-        Case(k, op, (b8([False, True]),), f32([at_false, at_true]), name="bool"),
-        Case(k, op, (scalar,), _expected(ref, scalar, np.float32), name="scalar"),
+        Case(k, op, (held32,), _by_formula(formula, held32, np.float32), name="float32"),
+        Case(k, op, (held64,), _by_formula(formula, held64, np.float64), rtol=1e-13, atol=1e-15, name="float64"),
+        Case(k, op, (i32(ints),), _by_formula(formula, i32(ints), np.float32), name="int32"),
+        Case(k, op, (i64(ints),), _by_formula(formula, i64(ints), np.float32), name="int64"),
+        Case(k, op, (bools,), _by_formula(formula, bools, np.float32), name="bool"),
+        Case(k, op, (scalar,), _by_formula(formula, scalar, np.float32), name="scalar"),
         Case(k, op, (f32(np.zeros((0, 3))),), f32(np.zeros((0, 3))), name="empty"),
-        Case(k, op, (f32(special_in),), f32(special_out), name="special"),
-        Case(k, op, (f64(row.grad),), _expected(ref, f64(row.grad), np.float64), rtol=1e-12, grad=True, name="grad"),
+        Case(k, op, (f32(list(special_in)),), f32(list(special_out)), name="special"),
+        Case(k, op, (f64(grad),), _by_formula(formula, f64(grad), np.float64), rtol=1e-12, grad=True, name="grad"),
     ]
+
+
+FLOATING = [entry for entry in REFERENCE.values() if entry.family == "unary" and entry.samples is not None]
+"""The floating-point unary kernels whose standard cases come from their kernel reference entry."""
 
 
 # -- numeric kernels that keep the dtype: bool inputs are refused ------------------------------------------
@@ -341,7 +298,7 @@ HAND = [
 ]  # fmt: skip
 
 CASES: list[Case] = [
-    *(case for row in FLOATING for case in _floating_cases(row)),
+    *(case for entry in FLOATING for case in floating_cases(entry)),
     *(case for row in NUMERIC for case in _numeric_cases(row)),
     *HAND,
 ]
