@@ -45,7 +45,7 @@ def test_the_core_tables_written_with_rules_save_what_they_saved_before() -> Non
     assert _saved_from_plugin(K.MULTIPLY) == (("a", "b"), ())
 
 
-def test_a_unary_rule_computes_the_gradient_from_what_it_saves(registries: None) -> None:
+def test_a_unary_rule_computes_the_gradient_from_what_it_saves(tensorplug_registries: None) -> None:
     spec = unary(K.TANH, lambda dy, y: tp.mul(dy, tp.sub(1.0, tp.square(y))), saves="y", override=True)
     tp.register_gradient(spec.kernel_name, spec.grad, outputs_to_save=spec.outputs_to_save, override=True)
     x = tp.tensor([0.5, -1.0], dtype="float64")
