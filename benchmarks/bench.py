@@ -1,7 +1,7 @@
 """Benchmarks: every installed backend against raw NumPy / raw PyTorch, side by side in one run.
 
 A thin wrapper over ``tensorplug bench`` (the code lives in the installed
-core, tensorplug._bench) that writes benchmarks/RESULTS.md after a full run.
+core, tensorplug._tools._bench) that writes benchmarks/RESULTS.md after a full run.
 Run from the repository root::
 
     python benchmarks/bench.py            # full run (a few minutes), writes benchmarks/RESULTS.md
@@ -18,9 +18,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from tensorplug._bench import cli, report, workloads
-from tensorplug._bench.timing import FULL, QUICK, Settings
-from tensorplug._bench.workloads import Row
+from tensorplug._tools._bench import cli, report, workloads
+from tensorplug._tools._bench.timing import FULL, QUICK, Settings
+from tensorplug._tools._bench.workloads import Row
 
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "RESULTS.md"
 

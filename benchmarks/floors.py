@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 
 import tensorplug as tp
-from tensorplug._bench.references import NumpyMLP, make_problem
-from tensorplug._bench.workloads import TensorplugMLP
-from tensorplug._engine import engine
-from tensorplug._tensor import Tensor
+from tensorplug._runtime._engine import engine
+from tensorplug._runtime._tensor import Tensor
+from tensorplug._tools._bench.references import NumpyMLP, make_problem
+from tensorplug._tools._bench.workloads import TensorplugMLP
 
 REPEATS = 9
 SECONDS = 0.1  # per repeat of each function (three times that for the MLP steps)

@@ -4,7 +4,7 @@
 
 Runs on the numpy backend: (a) the gradient of sum(tanh(x*w+b)) on 1-element tensors, (b) an SGD step of a
 64-32-10 MLP on a batch of 32, (c) of a 784-256-256-10 MLP on a batch of 128. For each, the reference (NumPy by
-hand, from tensorplug._bench.references), the eager tensorplug step and the traced one (``tp.function`` of the
+hand, from tensorplug._tools._bench.references), the eager tensorplug step and the traced one (``tp.function`` of the
 same step; "traced plain" with ``lower=False``, each kernel called in turn, "traced lowered" with the numpy
 backend's lowering: direct NumPy calls and buffer reuse) are timed in one process, their repeats interleaved,
 as ``tensorplug bench`` does; the table shows the minimum and the median seconds per call over the repeats,
@@ -19,9 +19,9 @@ import statistics
 import numpy as np
 
 import tensorplug as tp
-from tensorplug._bench.references import NumpyReference, make_problem, one_element
-from tensorplug._bench.timing import Workload
-from tensorplug._bench.workloads import MLPS, SMALL_GRAD, TensorplugMLP, restarted
+from tensorplug._tools._bench.references import NumpyReference, make_problem, one_element
+from tensorplug._tools._bench.timing import Workload
+from tensorplug._tools._bench.workloads import MLPS, SMALL_GRAD, TensorplugMLP, restarted
 
 
 def interleaved(workloads: dict[str, Workload], seconds: float, repeats: int) -> dict[str, list[float]]:

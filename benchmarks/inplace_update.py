@@ -18,8 +18,8 @@ import timeit
 
 import numpy as np
 
-from tensorplug._bench.references import NumpyMLP, make_problem
-from tensorplug._bench.workloads import TensorplugMLP
+from tensorplug._tools._bench.references import NumpyMLP, make_problem
+from tensorplug._tools._bench.workloads import TensorplugMLP
 
 
 class NewArraysMLP(NumpyMLP):

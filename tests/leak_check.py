@@ -7,7 +7,7 @@ import tracemalloc
 from collections.abc import Callable
 
 import tensorplug as tp
-from tensorplug._state import Record, Tape, state
+from tensorplug._runtime._state import Record, Tape, state
 
 SLACK = 16 * 1024
 """Bytes the traced heap may grow by over a loop of calls. What legitimately grows once after the

@@ -9,9 +9,9 @@ import pkgutil
 
 import tensorplug as tp
 from tensorplug import kernel_names as K
-from tensorplug._engine import engine
-from tensorplug._observe import ObservedKernel
-from tensorplug._state import state
+from tensorplug._runtime._engine import engine
+from tensorplug._runtime._observe import ObservedKernel
+from tensorplug._runtime._state import state
 
 
 def assert_unobserved(backend: str) -> None:

@@ -16,16 +16,16 @@ import os
 import sys
 from collections.abc import Sequence
 
-STRICT = "TENSORPLUG_STRICT_PLUGINS"  # tensorplug._plugins.ENV_STRICT, not importable before tensorplug
+STRICT = "TENSORPLUG_STRICT_PLUGINS"  # tensorplug._plugins._loading.ENV_STRICT, not importable before tensorplug
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (``sys.argv[1:]`` by default); return the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        from tensorplug._cli import main as run
+        from tensorplug._tools._cli import main as run
     except Exception as exc:
-        errors = sys.modules.get("tensorplug._errors")  # left in sys.modules by the failed import
+        errors = sys.modules.get("tensorplug._runtime._errors")  # left in sys.modules by the failed import
         if errors is None or not isinstance(exc, errors.PluginError):
             raise
         return _strict_failure(exc, args)
@@ -43,7 +43,7 @@ def _strict_failure(error: Exception, args: list[str]) -> int:
     saved = os.environ.get(STRICT)
     os.environ[STRICT] = "0"
     try:
-        from tensorplug._cli import main as run
+        from tensorplug._tools._cli import main as run
     finally:
         if saved is None:
             os.environ.pop(STRICT, None)

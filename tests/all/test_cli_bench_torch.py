@@ -37,7 +37,7 @@ TORCH_REFERENCES = {
 # Runs the command, then says on stderr whether this process (not the ones it starts) imported torch.
 RUN_AND_SAY_TORCH = """
 import sys
-from tensorplug._cli import main
+from tensorplug._tools._cli import main
 status = main(sys.argv[1:])
 print("TORCH IMPORTED:", "torch" in sys.modules, file=sys.stderr)
 sys.exit(status)

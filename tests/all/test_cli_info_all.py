@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 NO_TORCH_CHECK = (
-    "import sys; from tensorplug._cli import main; status = main(sys.argv[1:]); "
+    "import sys; from tensorplug._tools._cli import main; status = main(sys.argv[1:]); "
     "print('TORCH_IMPORTED', 'torch' in sys.modules, file=sys.stderr); sys.exit(status)"
 )
 

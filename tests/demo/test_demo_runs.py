@@ -69,7 +69,7 @@ def test_plot_without_matplotlib_says_what_to_install_before_training(tmp_path: 
     code = "\n".join(
         [
             "import sys; sys.modules['matplotlib'] = None",
-            "from tensorplug._cli import main",
+            "from tensorplug._tools._cli import main",
             "sys.exit(main(sys.argv[1:]))",
         ]
     )

@@ -473,7 +473,7 @@ def test_a_second_import_after_a_strict_failure_fails_the_same_way() -> None:
 def test_entry_point_reader_agrees_with_importlib_metadata() -> None:
     out = run_script("""
         from importlib.metadata import entry_points as reference
-        from tensorplug._entry_points import entry_points
+        from tensorplug._plugins._entry_points import entry_points
 
         result["ours"] = sorted([e.name, e.value, e.distribution, e.version] for e in entry_points("tensorplug"))
         result["reference"] = sorted(

@@ -20,9 +20,9 @@ import pytest
 
 import tensorplug as tp
 from tensorplug import BackendSpec, GradientSet, GradientSpec, KernelSpec, hookimpl
-from tensorplug import _plugins as loader
-from tensorplug._engine import engine
-from tensorplug._registry import LAYER_PLUGIN
+from tensorplug._plugins import _loading as loader
+from tensorplug._runtime._engine import engine
+from tensorplug._runtime._registry import LAYER_PLUGIN
 
 
 def fn(*args: Any) -> Any:

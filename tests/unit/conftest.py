@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 import tensorplug as tp
-from tensorplug._engine import engine
+from tensorplug._runtime._engine import engine
 
 
 @pytest.fixture(autouse=True)

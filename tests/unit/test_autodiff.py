@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
-from tensorplug._backward import _Scope
-from tensorplug._state import state
+from tensorplug._autodiff._backward import _Scope
+from tensorplug._runtime._state import state
 
 
 def test_grad_and_dy() -> None:

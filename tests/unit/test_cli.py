@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tensorplug._cli import COMMANDS, main
-from tensorplug._scaffold import FILES
+from tensorplug._tools._cli import COMMANDS, main
+from tensorplug._tools._scaffold import FILES
 
 REPO = Path(__file__).resolve().parents[2]
 

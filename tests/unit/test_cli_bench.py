@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
-from tensorplug._bench import isolated, report, timing, workloads
-from tensorplug._bench.timing import FULL, QUICK
-from tensorplug._cli import main
+from tensorplug._tools._bench import isolated, report, timing, workloads
+from tensorplug._tools._bench.timing import FULL, QUICK
+from tensorplug._tools._cli import main
 
 # The workloads, eager then traced, with their references and targets, spelled out here rather than taken from
 # the code under test.
@@ -41,7 +41,7 @@ IMPORT_ROW = "python -c 'import tensorplug' (whole process)"
 # Runs the command in a fresh interpreter, then says on stderr which torch modules got imported.
 RUN_AND_LIST_TORCH = """
 import sys
-from tensorplug._cli import main
+from tensorplug._tools._cli import main
 status = main(sys.argv[1:])
 print("TORCH MODULES:", sorted(m for m in sys.modules if m == "torch" or m.startswith("torch.")), file=sys.stderr)
 sys.exit(status)
@@ -302,7 +302,7 @@ def test_the_timing_processes_run_one_thread_per_library_unless_the_user_chose(
     real_run = subprocess.run
 
     def fake_run(command: list[str], **options: Any) -> subprocess.CompletedProcess[str]:
-        if command[1:3] != ["-m", "tensorplug._bench.isolated"]:
+        if command[1:3] != ["-m", "tensorplug._tools._bench.isolated"]:
             return real_run(command, **options)  # git, asked where the code comes from
         seen.append(options["env"])
         return subprocess.CompletedProcess(command, 0, '{"results": [], "skipped": "just looking"}\n')

@@ -19,7 +19,7 @@ from typing import Any
 from tensorplug import kernel_names
 
 NO_TORCH_CHECK = (
-    "import sys; from tensorplug._cli import main; status = main(sys.argv[1:]); "
+    "import sys; from tensorplug._tools._cli import main; status = main(sys.argv[1:]); "
     "print('TORCH_IMPORTED', 'torch' in sys.modules, file=sys.stderr); sys.exit(status)"
 )
 

@@ -21,8 +21,8 @@ import pytest
 from profile_expectation import assert_unobserved
 
 import tensorplug as tp
-from tensorplug._debug import _CHECKER
-from tensorplug._state import state
+from tensorplug._inspection._debug import _CHECKER
+from tensorplug._runtime._state import state
 
 NAN = math.nan
 INF = math.inf
@@ -365,7 +365,7 @@ def _python(code: str, debug: str | None) -> subprocess.CompletedProcess[str]:
 CHECK_THREADS = """
 import sys, threading
 import tensorplug as tp
-print("lazy:", "tensorplug._debug" in sys.modules, "torch" in sys.modules)
+print("lazy:", "tensorplug._inspection._debug" in sys.modules, "torch" in sys.modules)
 found = []
 def run():
     try:

@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 import tensorplug as tp
-from tensorplug import _demo
+from tensorplug._tools import _demo
 
 
 def test_digits_are_the_uci_test_set() -> None:

@@ -10,7 +10,7 @@ import pytest
 
 import tensorplug as tp
 from tensorplug import kernel_names as K
-from tensorplug._engine import engine
+from tensorplug._runtime._engine import engine
 
 
 class ListBackend(tp.Backend):

@@ -16,7 +16,7 @@ from box_backend import BoxBackend, Boxed, box_add, box_multiply, box_neg
 
 import tensorplug as tp
 from tensorplug import kernel_names as K
-from tensorplug._engine import FallbackKernel, engine
+from tensorplug._runtime._engine import FallbackKernel, engine
 from tensorplug.testing import Case, all_cases, run_case
 
 NATIVE = {K.ADD: box_add, K.MULTIPLY: box_multiply, K.NEG: box_neg}

@@ -18,7 +18,7 @@ import pytest
 
 import tensorplug as tp
 from tensorplug import kernel_names as K
-from tensorplug._observe import KernelCall, observing
+from tensorplug._runtime._observe import KernelCall, observing
 from tensorplug.kernel_reference import (
     ATTR_TYPES,
     FAMILIES,

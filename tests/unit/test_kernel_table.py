@@ -15,8 +15,8 @@ import pytest
 
 import tensorplug as tp
 from tensorplug import kernel_names as K
-from tensorplug._absent_kernels import missing_target
-from tensorplug._registry import LAYER_PLUGIN, kernel_registry
+from tensorplug._runtime._absent_kernels import missing_target
+from tensorplug._runtime._registry import LAYER_PLUGIN, kernel_registry
 from tensorplug.kernel_factories import catalogue_kernels, kernel_function_name
 from tensorplug_numpy._backend import NumpyBackend
 

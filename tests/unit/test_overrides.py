@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import tensorplug as tp
-from tensorplug._state import state
+from tensorplug._runtime._state import state
 
 
 def doubled_relu(dy: tp.Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> Any:

@@ -20,8 +20,8 @@ from profile_expectation import EXPECTED, assert_unobserved, tanh_loss
 
 import tensorplug as tp
 from tensorplug import kernel_names as K
-from tensorplug._engine import FallbackKernel, engine
-from tensorplug._observe import ObservedKernel
+from tensorplug._runtime._engine import FallbackKernel, engine
+from tensorplug._runtime._observe import ObservedKernel
 
 
 def test_forward_and_backward_kernels_with_shapes_dtypes_bytes_and_phase() -> None:

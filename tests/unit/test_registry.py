@@ -109,7 +109,7 @@ def test_the_core_declares_only_well_formed_specs() -> None:
     # Import skips validating the core's own plugin (its ~110 gradient specs); this is where they are checked,
     # with the very validation every installed plugin goes through.
     from tensorplug import gradients
-    from tensorplug._plugin_specs import check_duplicates, validate
+    from tensorplug._plugins._specs import check_duplicates, validate
 
     specs = gradients.tensorplug_gradients()
     assert len(specs) > 100
@@ -152,7 +152,7 @@ def test_register_gradient_accepts_a_new_kernel_before_or_after_its_kernel() -> 
 
 @pytest.mark.usefixtures("tensorplug_registries")  # LayeredRegistry itself is tested: a failure must not leak
 def test_restore_brings_back_removed_entries_and_drops_added_ones() -> None:
-    from tensorplug._registry import gradient_registry
+    from tensorplug._runtime._registry import gradient_registry
 
     before = gradient_registry.snapshot()
     keys = gradient_registry.keys()

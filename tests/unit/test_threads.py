@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
-from tensorplug._registry import gradient_registry, kernel_registry
-from tensorplug._state import state
-from tensorplug._variable import live_variables
+from tensorplug._runtime._registry import gradient_registry, kernel_registry
+from tensorplug._runtime._state import state
+from tensorplug._runtime._variable import live_variables
 
 TIMEOUT = 30.0  # seconds a barrier or a join may wait before the test fails instead of hanging
 

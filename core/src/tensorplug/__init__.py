@@ -14,7 +14,7 @@ Loaded on first use, to keep ``import tensorplug`` cheap, yet listed by
 from typing import TYPE_CHECKING, Any
 
 from tensorplug import kernel_names, losses, ops
-from tensorplug._autodiff import (
+from tensorplug._autodiff._tape import (
     VariableGrads,
     custom_grad,
     grad,
@@ -24,9 +24,30 @@ from tensorplug._autodiff import (
     value_and_grads,
     variable_grads,
 )
-from tensorplug._backend import Backend
-from tensorplug._dtypes import DTYPES, DType, bool_, float32, float64, int32, int64
-from tensorplug._engine import (
+from tensorplug._inspection._memory import memory
+from tensorplug._plugins._loading import PluginInfo, plugins
+from tensorplug._plugins._overrides import (
+    GradientSet,
+    gradient_overrides,
+    gradient_sets,
+    register_gradient_set,
+    unregister_gradient_set,
+    use_gradients,
+)
+from tensorplug._plugins._registration import (
+    get_gradient,
+    get_kernel,
+    gradient_stack,
+    kernel_stack,
+    kernels_for_backend,
+    register_gradient,
+    register_kernel,
+    unregister_gradient,
+    unregister_kernel,
+)
+from tensorplug._runtime._backend import Backend
+from tensorplug._runtime._dtypes import DTYPES, DType, bool_, float32, float64, int32, int64
+from tensorplug._runtime._engine import (
     backend,
     get_backend,
     list_backends,
@@ -35,7 +56,7 @@ from tensorplug._engine import (
     run_kernel,
     set_backend,
 )
-from tensorplug._errors import (
+from tensorplug._runtime._errors import (
     BackendError,
     CopyError,
     DTypeError,
@@ -55,31 +76,10 @@ from tensorplug._errors import (
     TensorplugError,
     UnsupportedOperationError,
 )
-from tensorplug._memory import memory
-from tensorplug._overrides import (
-    GradientSet,
-    gradient_overrides,
-    gradient_sets,
-    register_gradient_set,
-    unregister_gradient_set,
-    use_gradients,
-)
-from tensorplug._plugins import PluginInfo, plugins
-from tensorplug._registration import (
-    get_gradient,
-    get_kernel,
-    gradient_stack,
-    kernel_stack,
-    kernels_for_backend,
-    register_gradient,
-    register_kernel,
-    unregister_gradient,
-    unregister_kernel,
-)
-from tensorplug._registry import BackendSpec, GradientSpec, KernelSpec
-from tensorplug._state import no_grad
-from tensorplug._tensor import Tensor
-from tensorplug._variable import Variable
+from tensorplug._runtime._registry import BackendSpec, GradientSpec, KernelSpec
+from tensorplug._runtime._state import no_grad
+from tensorplug._runtime._tensor import Tensor
+from tensorplug._runtime._variable import Variable
 from tensorplug.hookspecs import hookimpl
 
 # Every op, family by family (each module lists its public ops in __all__).
@@ -97,44 +97,56 @@ from tensorplug.ops._unary import *  # noqa: F403
 # Loaded on first use (``tp.train``, ``tp.profile``...), so that ``import tensorplug`` stays cheap: each of
 # these modules costs milliseconds of dataclass and class creation that most programs never need.
 _LAZY: dict[str, tuple[str, str | None]] = {
-    "coverage": ("tensorplug._coverage", "coverage"),
-    "Coverage": ("tensorplug._coverage", "Coverage"),
-    "CoverageRow": ("tensorplug._coverage", "CoverageRow"),
+    "coverage": ("tensorplug._inspection._coverage", "coverage"),
+    "Coverage": ("tensorplug._inspection._coverage", "Coverage"),
+    "CoverageRow": ("tensorplug._inspection._coverage", "CoverageRow"),
     "datasets": ("tensorplug.datasets", None),
     "initializers": ("tensorplug.initializers", None),
     "testing": ("tensorplug.testing", None),
     "train": ("tensorplug.train", None),
-    "profile": ("tensorplug._profile", "profile"),
-    "time": ("tensorplug._profile", "time"),  # public as tp.time, but not in __all__ (it would shadow `time`)
-    "Profile": ("tensorplug._profile", "Profile"),
-    "KernelProfile": ("tensorplug._profile", "KernelProfile"),
-    "KernelSummary": ("tensorplug._profile", "KernelSummary"),
-    "Timing": ("tensorplug._profile", "Timing"),
-    "debug": ("tensorplug._debug", "debug"),
-    "function": ("tensorplug._function", "function"),
-    "Function": ("tensorplug._function", "Function"),
-    "Program": ("tensorplug._program", "Program"),
-    "Step": ("tensorplug._program", "Step"),
-    "Assign": ("tensorplug._program", "Assign"),
-    "HostInput": ("tensorplug._program", "HostInput"),
-    "TensorSpec": ("tensorplug._program", "TensorSpec"),
-    "StepLowering": ("tensorplug._program", "StepLowering"),
-    "Constant": ("tensorplug._program", "Constant"),
-    "Replay": ("tensorplug._program", "Replay"),
-    "generate_replay": ("tensorplug._replay", "generate_replay"),
-    "persist": ("tensorplug._lazy", "persist"),
+    "profile": ("tensorplug._inspection._profile", "profile"),
+    "time": (
+        "tensorplug._inspection._profile",
+        "time",
+    ),  # public as tp.time, but not in __all__ (it would shadow `time`)
+    "Profile": ("tensorplug._inspection._profile", "Profile"),
+    "KernelProfile": ("tensorplug._inspection._profile", "KernelProfile"),
+    "KernelSummary": ("tensorplug._inspection._profile", "KernelSummary"),
+    "Timing": ("tensorplug._inspection._profile", "Timing"),
+    "debug": ("tensorplug._inspection._debug", "debug"),
+    "function": ("tensorplug._tracing._function", "function"),
+    "Function": ("tensorplug._tracing._function", "Function"),
+    "Program": ("tensorplug._runtime._program", "Program"),
+    "Step": ("tensorplug._runtime._program", "Step"),
+    "Assign": ("tensorplug._runtime._program", "Assign"),
+    "HostInput": ("tensorplug._runtime._program", "HostInput"),
+    "TensorSpec": ("tensorplug._runtime._program", "TensorSpec"),
+    "StepLowering": ("tensorplug._runtime._program", "StepLowering"),
+    "Constant": ("tensorplug._runtime._program", "Constant"),
+    "Replay": ("tensorplug._runtime._program", "Replay"),
+    "generate_replay": ("tensorplug._tracing._replay", "generate_replay"),
+    "persist": ("tensorplug._runtime._lazy", "persist"),
 }
 
 if TYPE_CHECKING:
     from tensorplug import datasets, initializers, testing, train
-    from tensorplug._coverage import Coverage, CoverageRow, coverage
-    from tensorplug._debug import debug
-    from tensorplug._function import Function, function
-    from tensorplug._lazy import persist
-    from tensorplug._profile import KernelProfile, KernelSummary, Profile, Timing, profile
-    from tensorplug._profile import time as time
-    from tensorplug._program import Assign, Constant, HostInput, Program, Replay, Step, StepLowering, TensorSpec
-    from tensorplug._replay import generate_replay
+    from tensorplug._inspection._coverage import Coverage, CoverageRow, coverage
+    from tensorplug._inspection._debug import debug
+    from tensorplug._inspection._profile import KernelProfile, KernelSummary, Profile, Timing, profile
+    from tensorplug._inspection._profile import time as time
+    from tensorplug._runtime._lazy import persist
+    from tensorplug._runtime._program import (
+        Assign,
+        Constant,
+        HostInput,
+        Program,
+        Replay,
+        Step,
+        StepLowering,
+        TensorSpec,
+    )
+    from tensorplug._tracing._function import Function, function
+    from tensorplug._tracing._replay import generate_replay
 
 
 def __getattr__(name: str) -> Any:
@@ -269,12 +281,12 @@ __all__ += ops.__all__
 # tp.time is public but stays out of __all__: `from tensorplug import *` must not shadow the time module.
 
 from tensorplug import gradients as _builtin_gradients  # noqa: E402
-from tensorplug._plugins import _truthy  # noqa: E402
-from tensorplug._plugins import load_plugins as _load_plugins  # noqa: E402
+from tensorplug._plugins._loading import _truthy  # noqa: E402
+from tensorplug._plugins._loading import load_plugins as _load_plugins  # noqa: E402
 
 _load_plugins(_builtin_gradients, __version__)
 
 if _truthy("TENSORPLUG_DEBUG"):  # debug mode for the whole process: every thread's kernels are checked
-    from tensorplug._debug import enable_everywhere as _enable_debug
+    from tensorplug._inspection._debug import enable_everywhere as _enable_debug
 
     _enable_debug()

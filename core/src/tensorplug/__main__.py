@@ -1,5 +1,5 @@
 """``python -m tensorplug``: the ``tensorplug`` command."""
 
-from tensorplug._cli import main
+from tensorplug._tools._cli import main
 
 raise SystemExit(main())

@@ -3,7 +3,7 @@
 Each hook returns a list of declarations; the core owns the registries and
 fills them, recording the plugin's distribution on every entry. A hook that
 raises or returns anything else, or an ``@hookimpl`` whose name is not one of
-these hooks, fails the whole plugin (see ``tensorplug._plugins``). Declare in
+these hooks, fails the whole plugin (see ``tensorplug._plugins._loading``). Declare in
 ``pyproject.toml``::
 
     [project.entry-points.tensorplug]
@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 import pluggy
 
-from tensorplug._overrides import GradientSet
-from tensorplug._registry import BackendSpec, GradientSpec, KernelSpec
+from tensorplug._plugins._overrides import GradientSet
+from tensorplug._runtime._registry import BackendSpec, GradientSpec, KernelSpec
 
 PROJECT = "tensorplug"
 

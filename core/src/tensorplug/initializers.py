@@ -34,11 +34,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from tensorplug import _dtypes
 from tensorplug import ops as _ops
-from tensorplug._errors import DTypeError, InvalidArgumentError
-from tensorplug._state import no_grad
-from tensorplug._tensor import Tensor
+from tensorplug._runtime import _dtypes
+from tensorplug._runtime._errors import DTypeError, InvalidArgumentError
+from tensorplug._runtime._state import no_grad
+from tensorplug._runtime._tensor import Tensor
 from tensorplug.ops import ones, random_normal, random_uniform, zeros
 from tensorplug.ops._shapes import normalize_shape
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from tensorplug import kernel_names
-from tensorplug._registry import KernelSpec
+from tensorplug._runtime._registry import KernelSpec
 
 Kernel = Callable[[dict[str, Any], dict[str, Any], Any], Any]
 """``kernel(inputs, attrs, backend)``: raw storage in, raw storage (or a tuple of them) out."""

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from tensorplug._autodiff import custom_grad
-from tensorplug._errors import ShapeError, TensorplugError
-from tensorplug._tensor import Tensor, describe
+from tensorplug._autodiff._tape import custom_grad
+from tensorplug._runtime._errors import ShapeError, TensorplugError
+from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug.ops import (
     abs,
     add,

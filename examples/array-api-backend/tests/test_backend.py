@@ -35,7 +35,7 @@ def test_the_plugin_declares_a_low_priority_backend_falling_back_to_numpy() -> N
     info = next(p for p in tp.plugins() if p.distribution == "tensorplug-array-api")
     assert info.backends == [BACKEND]
     assert tp.list_backends()[-1] == BACKEND  # never the default while numpy is installed
-    from tensorplug._engine import engine
+    from tensorplug._runtime._engine import engine
 
     assert engine.specs[BACKEND].fallback == FALLBACK == "numpy"
 

@@ -46,7 +46,7 @@ def test_native_kernels_are_the_catalogue_less_the_fallback_ones() -> None:
 
 
 def test_every_kernel_reference_resolves() -> None:
-    from tensorplug._registry import resolve
+    from tensorplug._runtime._registry import resolve
 
     for spec in tp.kernels_for_backend(BACKEND):
         assert callable(resolve(spec.kernel, spec.kernel_name)), spec.kernel_name

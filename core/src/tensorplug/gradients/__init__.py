@@ -12,7 +12,7 @@ formula of ``dy`` and the saved input or output, as HIPS autograd's ``defvjp``::
 
 from __future__ import annotations
 
-from tensorplug._registry import GradientSpec
+from tensorplug._runtime._registry import GradientSpec
 from tensorplug.gradients import _binary, _indexing, _linalg, _nn, _reduction, _shape, _unary
 from tensorplug.gradients._rules import binary, unary
 from tensorplug.hookspecs import hookimpl

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from tensorplug import kernel_names as K
-from tensorplug._registry import GradientSpec
-from tensorplug._tensor import Tensor
+from tensorplug._runtime._registry import GradientSpec
+from tensorplug._runtime._tensor import Tensor
 from tensorplug.gradients._rules import binary
 from tensorplug.ops import (
     add,

@@ -7,8 +7,8 @@ import string
 from typing import Any
 
 from tensorplug import kernel_names as K
-from tensorplug._registry import GradientSpec
-from tensorplug._tensor import Tensor
+from tensorplug._runtime._registry import GradientSpec
+from tensorplug._runtime._tensor import Tensor
 from tensorplug.ops import cast, cumsum, einsum, equal, matmul, ones, reshape, sum_to_shape
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from tensorplug import kernel_names as K
-from tensorplug._registry import GradientSpec
-from tensorplug._tensor import Tensor
+from tensorplug._runtime._registry import GradientSpec
+from tensorplug._runtime._tensor import Tensor
 from tensorplug.ops import cast, equal, max, mul, ones_like, reshape, sub, sum, tensor, zeros_like
 from tensorplug.ops._nn import (
     avg_pool,

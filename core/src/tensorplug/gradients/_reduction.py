@@ -12,8 +12,8 @@ import math
 from typing import Any
 
 from tensorplug import kernel_names as K
-from tensorplug._registry import GradientSpec
-from tensorplug._tensor import Tensor
+from tensorplug._runtime._registry import GradientSpec
+from tensorplug._runtime._tensor import Tensor
 from tensorplug.ops import (
     broadcast_to,
     cast,

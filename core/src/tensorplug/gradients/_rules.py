@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from tensorplug._registry import GradientSpec
-from tensorplug._tensor import Tensor
+from tensorplug._runtime._registry import GradientSpec
+from tensorplug._runtime._tensor import Tensor
 from tensorplug.ops import sum_to_shape
 
 __all__ = ["binary", "unary"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from tensorplug import kernel_names as K
-from tensorplug._dtypes import is_floating
-from tensorplug._registry import GradientSpec
-from tensorplug._tensor import Tensor
+from tensorplug._runtime._dtypes import is_floating
+from tensorplug._runtime._registry import GradientSpec
+from tensorplug._runtime._tensor import Tensor
 from tensorplug.ops import cast, reshape, sum_to_shape, transpose, zeros_like
 
 

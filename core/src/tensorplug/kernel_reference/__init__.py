@@ -107,7 +107,7 @@ def check_call(
     """What about one kernel call disagrees with the kernel's entry: an empty list when nothing does.
 
     ``inputs`` and ``outputs`` hold raw storage (as a kernel observer sees
-    them, see ``tensorplug._observe``); ``dtype_of`` and ``shape_of`` are the
+    them, see ``tensorplug._runtime._observe``); ``dtype_of`` and ``shape_of`` are the
     backend's. Checked: input names and list-ness, input dtypes, attr keys,
     attr types and canonical forms, the output count and the output dtypes.
     """

@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from tensorplug import _dtypes
-from tensorplug._engine import run_kernel
-from tensorplug._errors import DTypeError
-from tensorplug._tensor import Tensor, describe
+from tensorplug._runtime import _dtypes
+from tensorplug._runtime._engine import run_kernel
+from tensorplug._runtime._errors import DTypeError
+from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug.ops._convert import cast, float32_scalar
 
 # -- argument helpers: integer and scalar attrs, index tensors, kernels with several outputs

@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from tensorplug import kernel_names as K
-from tensorplug._dtypes import DEFAULT_FLOAT, INT_DTYPES, is_floating
-from tensorplug._engine import dispatch
-from tensorplug._errors import DTypeError, ShapeError
-from tensorplug._tensor import Tensor, describe
+from tensorplug._runtime._dtypes import DEFAULT_FLOAT, INT_DTYPES, is_floating
+from tensorplug._runtime._engine import dispatch
+from tensorplug._runtime._errors import DTypeError, ShapeError
+from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug.ops._args import to_float
 from tensorplug.ops._convert import as_tensor, cast
 from tensorplug.ops._promote import binary_operands

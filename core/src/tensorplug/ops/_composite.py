@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tensorplug._errors import DTypeError, InvalidArgumentError, ShapeError
-from tensorplug._tensor import Tensor, describe
+from tensorplug._runtime._errors import DTypeError, InvalidArgumentError, ShapeError
+from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug.ops._args import check_float
 from tensorplug.ops._binary import add, div, mul, pow, sub, where
 from tensorplug.ops._convert import as_tensor

@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from tensorplug import _dtypes
 from tensorplug import kernel_names as K
-from tensorplug._engine import dispatch, engine
-from tensorplug._errors import BackendError, DTypeError, TensorplugError
-from tensorplug._tensor import (
+from tensorplug._runtime import _dtypes
+from tensorplug._runtime._engine import dispatch, engine
+from tensorplug._runtime._errors import BackendError, DTypeError, TensorplugError
+from tensorplug._runtime._tensor import (
     Tensor,
     describe,
     is_host_device,

@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from tensorplug import _dtypes
-from tensorplug._engine import engine
-from tensorplug._errors import BackendError, DTypeError
-from tensorplug._tensor import Tensor, stored_dtype_error, unsupported_dtype_error
+from tensorplug._runtime import _dtypes
+from tensorplug._runtime._engine import engine
+from tensorplug._runtime._errors import BackendError, DTypeError
+from tensorplug._runtime._tensor import Tensor, stored_dtype_error, unsupported_dtype_error
 from tensorplug.ops._foreign import lazy_array_hint
 
 _DL_CPU = 1  # DLPack's kDLCPU device type

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from tensorplug import _dtypes
-from tensorplug._engine import engine
-from tensorplug._errors import BackendError, DTypeError, TensorplugError
-from tensorplug._tensor import Tensor, unsupported_dtype_error, wrap_storage
+from tensorplug._runtime import _dtypes
+from tensorplug._runtime._engine import engine
+from tensorplug._runtime._errors import BackendError, DTypeError, TensorplugError
+from tensorplug._runtime._tensor import Tensor, unsupported_dtype_error, wrap_storage
 
 # What tensor() converts on the host without asking the backend (other numpy scalars are recognised inside).
 HOST_TYPES = frozenset(

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from tensorplug import kernel_names as K
-from tensorplug._engine import dispatch
-from tensorplug._errors import DTypeError, InvalidArgumentError, ShapeError
-from tensorplug._tensor import Tensor, describe
+from tensorplug._runtime._engine import dispatch
+from tensorplug._runtime._errors import DTypeError, InvalidArgumentError, ShapeError
+from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug.ops._promote import promote_all, promote_operands
 from tensorplug.ops._shape import reshape
 from tensorplug.ops._shapes import broadcast_shapes

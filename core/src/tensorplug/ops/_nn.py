@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 
 from tensorplug import kernel_names as K
-from tensorplug._engine import dispatch
-from tensorplug._errors import DTypeError, InvalidArgumentError, ShapeError
-from tensorplug._state import no_grad
-from tensorplug._tensor import Tensor, describe
+from tensorplug._runtime._engine import dispatch
+from tensorplug._runtime._errors import DTypeError, InvalidArgumentError, ShapeError
+from tensorplug._runtime._state import no_grad
+from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug.ops._args import check_float, to_float
 from tensorplug.ops._binary import sub, where
 from tensorplug.ops._convert import as_tensor

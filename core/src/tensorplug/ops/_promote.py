@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tensorplug import _dtypes
-from tensorplug._engine import engine
-from tensorplug._errors import DTypeError, ShapeError
-from tensorplug._tensor import Tensor, describe
+from tensorplug._runtime import _dtypes
+from tensorplug._runtime._engine import engine
+from tensorplug._runtime._errors import DTypeError, ShapeError
+from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug.ops._convert import as_tensor, cast, tensor
 from tensorplug.ops._shapes import broadcast_shapes
 

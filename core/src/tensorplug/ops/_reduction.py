@@ -13,9 +13,9 @@ import builtins
 from typing import Any
 
 from tensorplug import kernel_names as K
-from tensorplug._engine import dispatch
-from tensorplug._errors import DTypeError, ShapeError
-from tensorplug._tensor import Tensor, describe
+from tensorplug._runtime._engine import dispatch
+from tensorplug._runtime._errors import DTypeError, ShapeError
+from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug.ops._args import to_float
 from tensorplug.ops._convert import as_tensor, cast
 from tensorplug.ops._shapes import normalize_axes, normalize_axis

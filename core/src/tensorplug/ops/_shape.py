@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from tensorplug import _dtypes
 from tensorplug import kernel_names as K
-from tensorplug._engine import dispatch
-from tensorplug._errors import DTypeError, InvalidArgumentError, ShapeError
-from tensorplug._tensor import Tensor, describe
+from tensorplug._runtime import _dtypes
+from tensorplug._runtime._engine import dispatch
+from tensorplug._runtime._errors import DTypeError, InvalidArgumentError, ShapeError
+from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug.ops._args import check_indices, check_numeric, dispatch_several, int_arg, ints_arg, scalar_of
 from tensorplug.ops._binary import add, mul
 from tensorplug.ops._convert import as_tensor, cast

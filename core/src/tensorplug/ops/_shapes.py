@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from tensorplug._errors import DTypeError, ShapeError
-from tensorplug._tensor import Tensor
+from tensorplug._runtime._errors import DTypeError, ShapeError
+from tensorplug._runtime._tensor import Tensor
 
 _BROADCASTS: dict[tuple[Sequence[int], ...], tuple[int, ...]] = {}  # shapes -> their broadcast (successes only)
 _CACHE_MAX = 4096

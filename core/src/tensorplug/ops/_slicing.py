@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from tensorplug import kernel_names as K
-from tensorplug._engine import dispatch
-from tensorplug._errors import ShapeError
-from tensorplug._tensor import Tensor, describe
+from tensorplug._runtime._engine import dispatch
+from tensorplug._runtime._errors import ShapeError
+from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug.ops._args import int_arg, ints_arg
 from tensorplug.ops._convert import as_tensor
 

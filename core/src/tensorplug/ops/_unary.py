@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from tensorplug import _dtypes
 from tensorplug import kernel_names as K
-from tensorplug._engine import dispatch
-from tensorplug._errors import DTypeError, InvalidArgumentError
-from tensorplug._tensor import Tensor, describe
+from tensorplug._runtime import _dtypes
+from tensorplug._runtime._engine import dispatch
+from tensorplug._runtime._errors import DTypeError, InvalidArgumentError
+from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug.ops._args import to_float
 from tensorplug.ops._convert import as_tensor
 

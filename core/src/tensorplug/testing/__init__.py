@@ -165,7 +165,7 @@ def _check(
 
 def _gradients(f: Callable[..., Any], xs: list[Any], tp: Any) -> list[Any]:
     """Gradients of scalar ``f`` at ``xs``; zeros where ``f`` does not depend on an input (e.g. linear f's Hessian)."""
-    from tensorplug._backward import _gradients as gradients
+    from tensorplug._autodiff._backward import _gradients as gradients
 
     _, result = gradients(f, xs, None, "check_grads", allow_unconnected=True)
     return [tp.zeros_like(x) if g is None else g for g, x in zip(result, xs, strict=True)]

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from tensorplug._backend import Backend
+    from tensorplug._runtime._backend import Backend
 
 
 @dataclass(frozen=True)
@@ -172,7 +172,7 @@ FLOAT32_ATOL = 1e-6
 
 def core_gradient_specs() -> dict[str, Any]:
     """The core's own gradient of every kernel whose active gradient another distribution registered."""
-    from tensorplug._registry import LAYER_BUILTIN, gradient_registry
+    from tensorplug._runtime._registry import LAYER_BUILTIN, gradient_registry
 
     specs: dict[str, Any] = {}
     for name, stack in gradient_registry.snapshot().items():
@@ -184,7 +184,7 @@ def core_gradient_specs() -> dict[str, Any]:
 
 def overridden_gradients() -> dict[str, str]:
     """Kernel name -> the distribution whose gradient is active instead of the core's (a gradient plugin's)."""
-    from tensorplug._registry import gradient_registry
+    from tensorplug._runtime._registry import gradient_registry
 
     result: dict[str, str] = {}
     for name in sorted(core_gradient_specs()):
@@ -203,7 +203,7 @@ def core_gradients() -> Iterator[None]:
     conformance cases check a backend against the core's, so they run in
     this scope. See :func:`overridden_gradients` for what it sets aside.
     """
-    from tensorplug._overrides import gradient_overrides
+    from tensorplug._plugins._overrides import gradient_overrides
 
     specs = core_gradient_specs()
     if not specs:

@@ -24,7 +24,7 @@ def restored_registries() -> Iterator[None]:
     >>> tp.get_kernel("Twice", "numpy") is None
     True
     """
-    from tensorplug._plugin_guard import REGISTRIES  # the registries a failed plugin's rollback restores
+    from tensorplug._plugins._guard import REGISTRIES  # the registries a failed plugin's rollback restores
 
     saved = [(registry, registry.snapshot()) for registry in REGISTRIES]
     try:

@@ -309,7 +309,7 @@ class ConformanceItem(pytest.Item):
 
         import tensorplug as tp
         from tensorplug import kernel_names
-        from tensorplug._coverage import FALLBACK_PREFIX, _through_fallback
+        from tensorplug._inspection._coverage import FALLBACK_PREFIX, _through_fallback
         from tensorplug.testing import not_applicable, run_case
 
         case = self.case

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tensorplug._tensor import Tensor
-from tensorplug._variable import Variable
+from tensorplug._runtime._tensor import Tensor
+from tensorplug._runtime._variable import Variable
 from tensorplug.ops import add, div, fill, mul, sqrt, square, sub
 from tensorplug.train._optimizer import FLOAT_EPSILON, Optimizer, Update, _decay_rate, _flag, _non_negative, _positive
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorplug._tensor import Tensor
+from tensorplug._runtime._tensor import Tensor
 from tensorplug.ops import add, mul, sub
 from tensorplug.train._optimizer import Optimizer, Update, _flag, _non_negative
 

@@ -14,13 +14,13 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from tensorplug._autodiff import variable_grads
-from tensorplug._dtypes import is_floating
-from tensorplug._errors import DTypeError, ShapeError, TensorplugError
-from tensorplug._lazy import persist_lazy
-from tensorplug._state import no_grad, state
-from tensorplug._tensor import Tensor, describe, wrap_storage
-from tensorplug._variable import Variable, live_variables
+from tensorplug._autodiff._tape import variable_grads
+from tensorplug._runtime._dtypes import is_floating
+from tensorplug._runtime._errors import DTypeError, ShapeError, TensorplugError
+from tensorplug._runtime._lazy import persist_lazy
+from tensorplug._runtime._state import no_grad, state
+from tensorplug._runtime._tensor import Tensor, describe, wrap_storage
+from tensorplug._runtime._variable import Variable, live_variables
 from tensorplug.ops import tensor, zeros_like
 
 __all__ = ["FLOAT_EPSILON", "GradientMap", "Optimizer", "OptimizerError", "Update"]

@@ -1,0 +1,348 @@
+"""The tape and the backward pass: a gradient scope records kernels on the thread's tape; the backward
+walk prunes the records to the path from the inputs to the output and calls each kernel's gradient in
+reverse order, adding up the gradients of each tensor. The public front ends (``tp.grad`` and friends) are
+in :mod:`tensorplug._autodiff._tape`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from tensorplug._runtime._dtypes import FLOAT_DTYPES, is_floating
+from tensorplug._runtime._errors import GradientError, InvalidArgumentError
+from tensorplug._runtime._observe import everywhere, gradient_made
+from tensorplug._runtime._registry import GradientSpec, gradient_registry, resolve
+from tensorplug._runtime._state import Record, Tape, new_record, no_grad, state
+from tensorplug._runtime._tensor import Tensor, describe
+from tensorplug.ops import add, ones_like, zeros_like
+
+
+class _Scope:
+    """Record the kernels run inside it on this thread's tape, watching ``xs``."""
+
+    __slots__ = ("_saved", "tape")
+
+    def __init__(self, xs: Sequence[Tensor]) -> None:
+        self._saved = state.tape
+        self.tape = self._saved if self._saved is not None else Tape()
+        self.tape.watch(xs)
+
+    def __enter__(self) -> _Scope:
+        state.tape = self.tape
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        state.tape = self._saved
+
+
+def _input_tensors(record: Record) -> list[Tensor]:
+    """Every input tensor of a record, list inputs flattened."""
+    tensors: list[Tensor] = []
+    for value in record.inputs.values():
+        if type(value) is list or type(value) is tuple:
+            tensors.extend(value)
+        else:
+            tensors.append(value)
+    return tensors
+
+
+def _path(records: list[Record], xs: Sequence[Tensor], y: Tensor) -> tuple[list[Record], set[int]]:
+    """The records on a path from any of ``xs`` to ``y`` in backward order, and the ids of the
+    tensors that depend on ``xs`` (only those need gradients)."""
+    reachable = {id(x) for x in xs}
+    forward = []
+    for record in records:  # forward: keep the records that read a tensor depending on xs
+        for t in _input_tensors(record):
+            if id(t) in reachable:
+                forward.append(record)
+                for o in record.outputs:
+                    reachable.add(id(o))
+                break
+    needed = {id(y)}
+    path = []
+    for record in reversed(forward):  # backward: keep those whose outputs y depends on
+        for o in record.outputs:
+            if id(o) in needed:
+                path.append(record)
+                for t in _input_tensors(record):
+                    needed.add(id(t))  # a superset of what matters: only outputs are looked up
+                break
+    return path, reachable
+
+
+def _gradient_spec(record: Record) -> GradientSpec:
+    spec = record.grad if record.grad is not None else gradient_registry.get(record.kernel_name)
+    if spec is None:
+        raise GradientError(
+            f"no gradient is registered for kernel {record.kernel_name!r}, which lies between the inputs "
+            f"and the output (inputs: {_describe_inputs(record)}); register one with "
+            f"tp.register_gradient({record.kernel_name!r}, ...) or wrap the computation in tp.custom_grad"
+        )
+    if spec.grad is None:
+        raise GradientError(
+            f"kernel {record.kernel_name!r} is not differentiable (declared by {spec.source}), but it lies "
+            f"between the inputs and the output (inputs: {_describe_inputs(record)}); use tp.stop_gradient "
+            "on its input if no gradient should flow there"
+        )
+    return spec
+
+
+def _describe_inputs(record: Record) -> str:
+    parts = []
+    for name, value in record.inputs.items():
+        if isinstance(value, Tensor):
+            parts.append(f"{name}={describe(value)}")
+        else:
+            parts.append(f"{name}=[{', '.join(describe(u) for u in value)}]")
+    return ", ".join(parts)
+
+
+def _call_gradient(record: Record, dy: Any) -> Sequence[Any]:
+    """Call the record's gradient and return one entry per input name, in input order."""
+    spec = record.grad
+    if spec is None:
+        spec = gradient_registry.get(record.kernel_name)
+    if spec is None or spec.grad is None:
+        spec = _gradient_spec(record)  # raises, saying what is missing
+    fn: Any = spec.grad
+    if isinstance(fn, str):
+        fn = resolve(fn, f"gradient of {record.kernel_name!r}")
+    inputs, outputs = record.inputs, record.outputs
+    if spec.outputs_to_save:
+        saved = (*[inputs[name] for name in spec.inputs_to_save], *[outputs[index] for index in spec.outputs_to_save])
+    else:
+        saved = tuple([inputs[name] for name in spec.inputs_to_save])
+    result = fn(dy, saved, record.attrs)
+    if (type(result) is tuple or type(result) is list) and len(result) == len(inputs):
+        return result  # the common case: one entry per input, nothing to convert
+    names = list(inputs)
+    if isinstance(result, dict):
+        unknown = set(result) - set(names)
+        if unknown:
+            raise GradientError(
+                f"the gradient of kernel {record.kernel_name!r} (from {spec.source}) returned entries for "
+                f"{sorted(unknown)}, which are not inputs of the kernel (inputs: {names})"
+            )
+        return [result.get(n) for n in names]
+    if isinstance(result, Tensor) or result is None:
+        result = (result,)
+    result = list(result)
+    if len(result) != len(names):
+        raise GradientError(
+            f"the gradient of kernel {record.kernel_name!r} (from {spec.source}) returned {len(result)} "
+            f"entries for {len(names)} inputs ({names}); return one per input, None for no gradient"
+        )
+    return result
+
+
+def _backprop(records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: Tensor) -> list[Tensor | None]:
+    """Gradients of ``y`` (seeded with ``dy``) with respect to each of ``xs``; None where unconnected.
+
+    Only inputs that depend on ``xs`` get gradients: a gradient entry given
+    as a zero-argument callable is not even computed for the others.
+    """
+    grads: dict[int, Tensor] = {id(y): dy}
+    path, reachable = _path(records, xs, y)
+    outer = state.gradient_of  # a backprop inside a gradient (higher order) restores the outer one
+    try:
+        for record in path:
+            outputs = record.outputs
+            if type(outputs) is tuple:  # a single-output kernel; one that returns a list records a list
+                upstream: Any = grads.get(id(outputs[0]))
+                if upstream is None:
+                    continue
+            else:
+                dys = [grads.get(id(o)) for o in outputs]
+                if all(d is None for d in dys):
+                    continue
+                upstream = [d if d is not None else zeros_like(o) for d, o in zip(dys, outputs, strict=True)]
+            state.gradient_of = record.kernel_name  # what observers (profile, debug) see as the backward phase
+            results = _call_gradient(record, upstream)
+            for (name, value), g in zip(record.inputs.items(), results, strict=True):
+                if g is None:
+                    continue
+                if isinstance(value, Tensor):
+                    if id(value) in reachable:
+                        _accumulate(grads, record, name, value, g)
+                    continue
+                if callable(g):
+                    g = g()
+                if not isinstance(g, list | tuple) or len(g) != len(value):
+                    raise GradientError(
+                        f"the gradient of kernel {record.kernel_name!r} for list input {name!r} must be a list "
+                        f"of {len(value)} entries, got {type(g).__name__}"
+                    )
+                for i, (u, gu) in enumerate(zip(value, g, strict=True)):
+                    if gu is not None and id(u) in reachable:
+                        _accumulate(grads, record, f"{name}[{i}]", u, gu)
+    finally:
+        state.gradient_of = outer
+    return [grads.get(id(x)) for x in xs]
+
+
+def _accumulate(grads: dict[int, Tensor], record: Record, name: str, x: Tensor, g: Any) -> None:
+    """Check one input's gradient (evaluating it first if it is lazy) and add it to what ``x`` has."""
+    dtype = x.dtype
+    if dtype not in FLOAT_DTYPES:
+        return  # integer and bool inputs take no gradient
+    if callable(g):
+        g = g()
+        if g is None:
+            return
+    if not isinstance(g, Tensor):
+        raise GradientError(
+            f"the gradient of kernel {record.kernel_name!r} for input {name!r} is a {type(g).__name__}, "
+            "not a Tensor or None"
+        )
+    if g._data.shape != x._data.shape or g.dtype != dtype:  # raw shapes: tuples (torch.Size is one) compare alike
+        raise GradientError(
+            f"the gradient of kernel {record.kernel_name!r} for input {name!r} is {describe(g)}, "
+            f"but the input is {describe(x)}; a gradient must match its input's shape and dtype"
+        )
+    if state.observers is not None or everywhere:  # an observer may watch gradients (debug mode checks them)
+        gradient_made(record.kernel_name, name, g)
+    previous = grads.get(id(x))
+    grads[id(x)] = g if previous is None else add(previous, g)
+
+
+def _seed(y: Any, dy: Any, fname: str) -> tuple[Tensor, Tensor]:
+    if not isinstance(y, Tensor):
+        raise GradientError(f"{fname}: f must return a Tensor, got {type(y).__name__}")
+    if not is_floating(y.dtype):
+        raise GradientError(f"{fname}: f returned {describe(y)}; only float outputs can be differentiated")
+    if dy is None:
+        with no_grad():  # the seed is a constant: recording it would only send zeros back
+            return y, ones_like(y)
+    if not isinstance(dy, Tensor):
+        from tensorplug.ops import tensor
+
+        dy = tensor(dy, y.dtype)
+    if dy.shape != y.shape:
+        raise GradientError(f"{fname}: dy is {describe(dy)} but f's output is {describe(y)}; their shapes must match")
+    return y, dy
+
+
+_NO_ATTRS: dict[str, Any] = {}
+_GRADIENT_OF = "GradientOf"
+_GRADIENT_OF_SPEC = GradientSpec(_GRADIENT_OF, lambda dy, saved, attrs: (None, dy), source="tensorplug")
+"""A gradient computed while an outer scope records is linked to the ``y`` it is the gradient of,
+with no gradient flowing to ``y`` (it passes to the gradient as it was computed). Its value depends
+on what ``y`` depends on, even where no recorded kernel says so (a constant gradient: the Hessian
+of a linear f), so the outer scope gives zeros there, not an "unconnected" error."""
+
+
+def _link(tape: Tape, y: Tensor, g: Tensor) -> Tensor:
+    """``g`` as recorded on ``tape`` as the gradient of ``y`` (see _GRADIENT_OF_SPEC)."""
+    linked = _alias(g, tape.token)
+    tape.records.append(new_record(Record, (_GRADIENT_OF, {"y": y, "g": g}, _NO_ATTRS, (linked,), _GRADIENT_OF_SPEC)))
+    return linked
+
+
+def _check_choice(fname: str, unconnected_gradients: str) -> None:
+    if unconnected_gradients not in ("raise", "zero"):
+        raise InvalidArgumentError(
+            f"{fname}: unconnected_gradients={unconnected_gradients!r}; use 'raise' (the default) or 'zero'"
+        )
+
+
+def _depends_on(records: list[Record], x: Tensor, y: Tensor) -> bool:
+    """Whether the records compute ``y`` from ``x`` (whatever gradient flows back along the way)."""
+    return id(y) in _path(records, [x], y)[1]
+
+
+def _check_xs(xs: Sequence[Any], fname: str) -> list[Tensor]:
+    checked = []
+    for i, x in enumerate(xs):
+        if not isinstance(x, Tensor):
+            raise GradientError(f"{fname}: argument {i} is a {type(x).__name__}; pass Tensors (tp.tensor(...))")
+        if not is_floating(x.dtype):
+            raise GradientError(f"{fname}: argument {i} is {describe(x)}; only float tensors can be differentiated")
+        checked.append(x)
+    return checked
+
+
+UnconnectedGradients = Literal["raise", "zero"]
+"""What a gradient function gives for an argument that ``y`` does not depend on at all:
+"raise" (a GradientError) or "zero" (zeros of the argument's shape), as TensorFlow's
+``unconnected_gradients``. Where ``y`` depends on ``x`` but the gradient is constant (the
+second derivative of a linear function), the gradient is zero whatever the choice."""
+
+
+def _gradients(
+    f: Callable[..., Any],
+    xs: Sequence[Tensor],
+    dy: Any,
+    fname: str,
+    allow_unconnected: bool = False,
+    unconnected_gradients: str = "raise",
+    names: Sequence[str] | None = None,  # of variables, for messages
+) -> tuple[Tensor, list[Tensor | None]]:
+    """``y = f(*xs)`` and its gradients. Where ``y`` depends on ``xs[i]`` but no gradient flows back
+    (a constant gradient), entry ``i`` is zeros; where it does not depend on it at all, entry ``i``
+    is zeros with ``unconnected_gradients="zero"``, None with ``allow_unconnected``, else an error."""
+    scope = _Scope(xs)
+    with scope:
+        try:
+            y = f(*xs)
+        except TypeError as exc:
+            hint = _signature_hint(f, len(xs), fname)
+            if hint is None:
+                raise
+            raise GradientError(hint) from exc
+    y, seed = _seed(y, dy, fname)
+    records = scope.tape.records
+    result = _backprop(records, xs, y, seed)
+    for i, g in enumerate(result):
+        if g is not None:
+            continue
+        x = xs[i]
+        if unconnected_gradients == "zero" or _depends_on(records, x, y):
+            result[i] = zeros_like(x)  # recorded when an outer scope watches x: higher orders get zeros too
+        elif not allow_unconnected:
+            raise GradientError(
+                f"{fname}: cannot compute the gradient of y=f(x) with respect to "
+                f"{f'argument {i}' if names is None else f'variable {names[i]!r}'} "
+                f"({describe(x)}): no recorded kernel connects it to y, so y does not depend on it. Make sure "
+                "f computes y from its arguments with tensorplug ops (not through numpy or Python floats), "
+                "or pass unconnected_gradients='zero' to get zeros for it."
+            )
+    tape = state.tape  # an outer scope, when this one is nested (higher order)
+    if tape is not None and tape.is_watching(y):
+        result = [None if g is None else _link(tape, y, g) for g in result]
+    return y, result
+
+
+_VARIABLES_HINT = (
+    "to differentiate a function of no argument with respect to the Variables it reads, use "
+    "tp.variable_grads(f) (its value, and a gradient per variable name), or the minimize(f) of a tp.train optimizer"
+)
+
+
+def _signature_hint(f: Callable[..., Any], count: int, fname: str) -> str | None:
+    """Why ``f`` cannot take ``count`` positional tensors (when its signature says so), with what to use instead."""
+    import inspect
+
+    try:
+        signature = inspect.signature(f)
+        signature.bind(*range(count))
+    except TypeError as exc:
+        name = getattr(f, "__name__", "f")
+        message = f"{fname}: f ({name}{signature}) cannot be called with the {count} tensor(s) it is differentiated "
+        message += f"with respect to ({exc})"
+        if not signature.parameters:
+            message += f"; {_VARIABLES_HINT}"
+        return message
+    except ValueError:
+        return None  # no signature to read (a builtin)
+    return None
+
+
+def _alias(t: Tensor, token: object) -> Tensor:
+    """A new Tensor over the same storage, produced by the custom record."""
+    a = object.__new__(Tensor)
+    a._data = t._data
+    a._backend = t._backend
+    a._tape = token
+    a._dtype = t._dtype
+    return a

@@ -1,0 +1,435 @@
+"""Plugin discovery: entry points of the group ``tensorplug``, loaded when tensorplug is imported.
+
+Precedence (lowest first): the core's built-in plugin, then plugins sorted
+by distribution name and then entry-point name, then runtime calls such as
+``tp.register_kernel``. A later registration of the same key shadows the
+earlier one.
+
+A plugin fails when its module raises on import (``sys.exit()`` included),
+a hook raises, a hook implementation does not match a hookspec (a misspelled
+hook name included), a hook returns something that is not a sequence of
+valid specs (or of more than 10,000 items: a sequence that never
+ends), it claims a backend name that is not its own (see below), it leaves a
+gradient-override, ``no_grad`` or ``tp.debug`` scope open, or it changes
+tensorplug's public API (see ``tensorplug._plugins._guard``). A failed plugin
+is rolled back entirely (its declarations, whatever it registered or
+unregistered through ``tp.register_*`` / ``tp.unregister_*``, the backend it
+made active and those it initialised, and the patches to the public API),
+reported once with a warning naming its distribution, version and error, and
+skipped; the others keep working. A KeyboardInterrupt (or any other
+BaseException but SystemExit) while plugins load takes back every plugin and
+propagates: importing tensorplug again starts afresh.
+
+What a plugin registers directly while it loads is its own, as if declared
+by its hooks: the entries carry its distribution as ``source``, sit at its
+rank among the plugins, and shadowing warns as for declarations; a backend
+it makes active is made inactive again, with a warning. Every shadowing that
+warns is also kept in ``tensorplug._plugins._provenance.shadowing`` (shown by
+``tensorplug info``), whatever the warning filters; what a plugin's code
+registers after loading is attributed by ``tensorplug._plugins._provenance``.
+
+Backend names: the distribution ``tensorplug-<name>`` (names normalized,
+``-`` = ``_``) owns the backend ``<name>``. While the owner is installed
+(and not excluded by the environment), any other plugin claiming that name
+fails, whatever the load order; a name that no installed distribution owns
+goes to the first plugin in load order that claims it. A plugin may not
+replace or remove another distribution's backend either.
+
+Once all plugins have loaded (``tensorplug._plugins._notes``): kernels declared
+for a backend that no plugin registers are kept and listed in
+``PluginInfo.unknown_backends``; gradients declared for a kernel nobody has,
+with a name close to a known kernel's, warn and are listed in
+``PluginInfo.unknown_gradients``; a fallback no plugin registers warns.
+
+The pluggy manager, and collecting and adding one plugin's specs, are in
+``tensorplug._plugins._hooks``.
+
+Environment (read before any plugin module is imported):
+
+- ``TENSORPLUG_DISABLE_PLUGIN_AUTOLOAD=1``: load no plugin.
+- ``TENSORPLUG_PLUGINS=a,b``: load only these (entry-point or distribution
+  names); set but empty, it allows none.
+- ``TENSORPLUG_STRICT_PLUGINS=1``: a plugin that fails to load, or an
+  allowlisted name that matches no installed plugin, raises PluginError.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from types import ModuleType
+from typing import Any, Literal, NamedTuple
+
+from tensorplug._plugins._entry_points import EntryPoint, entry_points, normalize
+from tensorplug._plugins._env import (
+    BUILTIN,
+    ENV_ALLOW,
+    ENV_STRICT,
+    Settings,
+    check_allowlist,
+    no_backend_hint,
+    note_shared_names,
+)
+from tensorplug._plugins._env import _truthy as _truthy  # (tensorplug/__init__ reads TENSORPLUG_DEBUG with it)
+from tensorplug._plugins._guard import REGISTRIES, Snapshot
+from tensorplug._plugins._hooks import HOOKS, _add, _backend_remover, _collect, _discarder, _register_hooks, manager
+from tensorplug._plugins._notes import note_missing_fallbacks, note_unknown_backends, note_unknown_gradients
+from tensorplug._plugins._overrides import GradientSet, gradient_set_registry
+from tensorplug._plugins._provenance import Shadowing, forget_plugins, loading, note_plugin, shadowing
+from tensorplug._plugins._specs import PluginProblem, Spec, check_duplicates, validate
+from tensorplug._runtime._engine import engine
+from tensorplug._runtime._errors import PluginError, warn
+from tensorplug._runtime._registry import (
+    LAYER_BUILTIN,
+    LAYER_PLUGIN,
+    RUNTIME,
+    BackendSpec,
+    GradientSpec,
+    KernelSpec,
+    gradient_registry,
+    kernel_registry,
+)
+
+ENTRY_POINT_GROUP = "tensorplug"
+OWNER_PREFIX = "tensorplug-"  # the distribution tensorplug-<name> owns the backend <name>
+
+Status = Literal["loaded", "blocked", "failed"]
+
+_REGISTRIES = REGISTRIES
+
+
+@dataclass
+class PluginInfo:
+    """What became of one plugin: where it comes from, whether it loaded, what it registered.
+
+    ``unknown_backends`` names the backends its kernels are declared for
+    that no loaded plugin registers (the kernels are kept, and run if such a
+    backend is registered later); ``shares_name_with`` lists the other
+    distributions declaring an entry point of the same name;
+    ``refused_backends`` the backend names it claimed that belong to another
+    distribution (the plugin then failed: see ``error``); ``unknown_gradients``
+    the kernel names its gradients are declared for that no kernel has and
+    that are close to a known kernel's (misspelled, most likely: they warn).
+    """
+
+    name: str
+    distribution: str
+    version: str
+    module: str
+    status: Status
+    error: str | None = None
+    backends: list[str] = field(default_factory=list)
+    kernels: int = 0
+    gradients: int = 0
+    gradient_sets: list[str] = field(default_factory=list)
+    unknown_backends: list[str] = field(default_factory=list)
+    shares_name_with: list[str] = field(default_factory=list)
+    refused_backends: list[str] = field(default_factory=list)
+    unknown_gradients: list[str] = field(default_factory=list)
+
+
+_infos: list[PluginInfo] = []
+_undo: list[Callable[[], Any]] = []  # how to take back every plugin applied so far, in order
+_kernel_backends: dict[int, set[str]] = {}  # id(PluginInfo) -> the backends its kernels are declared for
+_gradient_names: dict[int, list[str]] = {}  # id(PluginInfo) -> the kernels its gradients are declared for
+_owners: dict[str, str] = {}  # normalized backend name -> the installed distribution that owns it
+_imported: list[str] = []  # plugin modules this load imported: forgotten again if the whole load is undone
+
+
+def plugins() -> list[PluginInfo]:
+    """Every plugin tensorplug saw at import: loaded, blocked by the environment, or failed."""
+    return list(_infos)
+
+
+def load_plugins(builtin: ModuleType, version: str) -> None:
+    """Register the built-in plugin (the module ``builtin`` of tensorplug ``version``), then discover and load
+    the installed ones (called on import, by the package, which hands the built-in gradients down).
+
+    If anything escapes (strict mode's PluginError, a KeyboardInterrupt while a slow plugin imports), every
+    plugin is taken back first, so that importing tensorplug again in the same process starts afresh.
+    """
+    try:
+        _load_all(builtin, version)
+    except BaseException:
+        _unload_all()
+        raise
+
+
+def _load_all(builtin: ModuleType, version: str) -> None:
+    builtin_info = PluginInfo(BUILTIN, BUILTIN, version, builtin.__name__, "loaded")
+    _infos.append(builtin_info)
+    _load(builtin, builtin_info, LAYER_BUILTIN, 0, strict=True)
+    settings = Settings.from_environment()  # before any plugin module is imported
+
+    found = sorted(entry_points(ENTRY_POINT_GROUP), key=lambda ep: (normalize(ep.distribution), ep.name))
+    infos = [PluginInfo(ep.name, ep.distribution, ep.version, ep.value, "loaded") for ep in found]
+    note_shared_names(found, infos, settings)
+    check_allowlist(settings, found)
+    for ep in found:
+        dist = normalize(ep.distribution)
+        if dist.startswith(OWNER_PREFIX) and settings.blocks(ep) is None:
+            _owners[dist.removeprefix(OWNER_PREFIX)] = ep.distribution
+    for rank, (ep, info) in enumerate(zip(found, infos, strict=True), start=1):
+        _infos.append(info)
+        reason = settings.blocks(ep)
+        if reason is not None:
+            info.status, info.error = "blocked", reason
+            continue
+        _load_entry_point(ep, info, rank, settings.strict)
+    note_unknown_backends(_infos, _kernel_backends)
+    note_unknown_gradients(_infos, _gradient_names)
+    note_missing_fallbacks()
+    engine.no_backend_hint = no_backend_hint(settings, infos)
+
+
+def _unload_all() -> None:
+    """Take back every plugin applied so far (the import fails: leave nothing behind, and no plugin module that
+    this load imported, so that importing tensorplug again runs each plugin afresh)."""
+    for action in reversed(_undo):
+        action()
+    _undo.clear()
+    _infos.clear()
+    _kernel_backends.clear()
+    _gradient_names.clear()
+    _owners.clear()
+    shadowing.clear()
+    forget_plugins()
+    for module_name in _imported:
+        sys.modules.pop(module_name, None)
+    _imported.clear()
+
+
+def _is_plugin_failure(exc: BaseException) -> bool:
+    """A plugin's own failure (reported, rolled back, skipped): any Exception, and SystemExit (``sys.exit()`` in a
+    plugin). Other BaseExceptions (KeyboardInterrupt...) are meant for the user and propagate."""
+    return isinstance(exc, Exception | SystemExit)
+
+
+def _fail(info: PluginInfo, message: str, strict: bool, cause: BaseException | None) -> None:
+    info.status, info.error = "failed", message
+    info.backends, info.kernels, info.gradients, info.gradient_sets = [], 0, 0, []
+    _kernel_backends.pop(id(info), None)
+    _gradient_names.pop(id(info), None)
+    who = f"tensorplug plugin {info.name!r} from distribution {info.distribution} {info.version}"
+    if strict:
+        _unload_all()
+        raise PluginError(
+            f"{who} failed to load: {message}. {ENV_STRICT} is set, so importing tensorplug fails (and leaves "
+            f"nothing registered); exclude the plugin with {ENV_ALLOW}, or fix or uninstall {info.distribution}."
+        ) from cause
+    warn(
+        f"{who} failed to load and was rolled back and skipped: {message}. Exclude it with {ENV_ALLOW}, or set "
+        f"{ENV_STRICT}=1 to make this an error.",
+        stacklevel=4,
+    )
+
+
+# -- one plugin -------------------------------------------------------------------------------------------------------
+
+
+def _load_entry_point(ep: EntryPoint, info: PluginInfo, rank: int, strict: bool) -> None:
+    snapshot = Snapshot()
+    module_name = ep.value.partition(":")[0].strip()
+    fresh = module_name not in sys.modules
+    try:
+        with loading():
+            module = ep.load()
+    except BaseException as exc:
+        snapshot.restore()
+        if not _is_plugin_failure(exc):
+            raise
+        _fail(info, f"importing {ep.value!r} raised {type(exc).__name__}: {exc}", strict, exc)
+        return
+    if fresh:
+        _imported.append(module_name)
+    if not isinstance(module, ModuleType):
+        snapshot.restore()
+        what = f"a {type(module).__name__}"
+        _fail(
+            info, f"entry point {ep.value!r} names {what}; it must name a module of hook implementations", strict, None
+        )
+        return
+    _load(module, info, LAYER_PLUGIN, rank, strict, snapshot)
+
+
+def _load(
+    module: ModuleType, info: PluginInfo, layer: int, rank: int, strict: bool, snapshot: Snapshot | None = None
+) -> None:
+    """Register one plugin module and apply all of its declarations, or none of them."""
+    with loading():
+        _apply(module, info, layer, rank, strict, snapshot)
+
+
+def _apply(
+    module: ModuleType, info: PluginInfo, layer: int, rank: int, strict: bool, snapshot: Snapshot | None
+) -> None:
+    plugin_id = f"{info.distribution}:{info.name}"
+    undo: list[Callable[[], Any]] = []
+    notes: list[Shadowing] = []  # shadowing warnings, issued (and recorded) only once the whole plugin has loaded
+    try:
+        _register_hooks(module, plugin_id)
+        undo.append(lambda: manager.unregister(name=plugin_id))
+        declared = {kind: _collect(plugin_id, hook_name, kind, layer == LAYER_BUILTIN) for hook_name, kind in HOOKS}
+        backends: list[BackendSpec] = declared[BackendSpec]
+        kernels: list[KernelSpec] = declared[KernelSpec]
+        grads: list[GradientSpec] = declared[GradientSpec]
+        sets: list[GradientSet] = declared[GradientSet]
+        every: list[Spec] = [*backends, *kernels, *grads, *sets]
+        if layer != LAYER_BUILTIN:  # the core's own ~110 specs are checked by its tests, not on every import
+            for spec in every:
+                validate(spec)
+            check_duplicates(every)
+        direct = _adopt(snapshot, info, rank, notes) if snapshot is not None else _Direct([], [], [], [])
+        for name in [*direct.backends, *(s.name for s in backends)]:
+            _check_claim(name, info)
+        for bspec in backends:
+            engine.add_backend(replace(bspec, source=info.distribution))
+            undo.append(_backend_remover(bspec.name))
+        for registry, specs in ((kernel_registry, kernels), (gradient_registry, grads), (gradient_set_registry, sets)):
+            for spec in specs:
+                added = replace(spec, source=info.distribution)
+                note = _add(registry, added, layer, rank)
+                undo.append(_discarder(registry, added))
+                if note is not None:
+                    notes.append(note)
+    except BaseException as exc:
+        for action in reversed(undo):
+            action()
+        if snapshot is not None:
+            snapshot.restore()
+        if not _is_plugin_failure(exc):
+            raise
+        _fail(info, str(exc) if isinstance(exc, PluginProblem) else f"{type(exc).__name__}: {exc}", strict, exc)
+        if isinstance(exc, _ClaimRefused):
+            info.refused_backends = [exc.backend]  # _fail cleared what it registered, not what it was refused
+        return
+    _undo.extend(undo)
+    if snapshot is not None:
+        _undo.append(snapshot.restore)  # what it registered directly, if strict mode later unloads everything
+        switched = snapshot.active_backend_changed()
+        if switched is not None:
+            snapshot.restore_active_backend(dispose=False)
+            warn(
+                f"tensorplug: plugin {info.name!r} from {info.distribution} {info.version} made {switched!r} the "
+                "active backend while loading (tp.set_backend, or an op run while importing); that was undone: which "
+                "backend ops use is the user's choice (tp.set_backend) or, by default, the highest-priority one.",
+                stacklevel=5,
+            )
+    for note in notes:
+        shadowing.append(note)
+        warn(note.message, stacklevel=5)
+    if layer != LAYER_BUILTIN:
+        note_plugin(info.module, info.distribution, info.version)
+    info.backends = [*direct.backends, *(s.name for s in backends)]
+    info.kernels, info.gradients = len(kernels) + len(direct.kernels), len(grads) + direct.gradients
+    info.gradient_sets = [*direct.gradient_sets, *(s.name for s in sets)]
+    _kernel_backends[id(info)] = {s.backend_name for s in [*kernels, *direct.kernels]}
+    if layer != LAYER_BUILTIN:
+        _gradient_names[id(info)] = [s.kernel_name for s in [*grads, *direct.grads]]
+
+
+class _Direct(NamedTuple):
+    """What a plugin registered directly (``tp.register_*``) while it loaded, now attributed to it."""
+
+    backends: list[str]
+    kernels: list[KernelSpec]
+    grads: list[GradientSpec]
+    gradient_sets: list[str]
+
+    @property
+    def gradients(self) -> int:
+        return len(self.grads)
+
+
+def _adopt(snapshot: Snapshot, info: PluginInfo, rank: int, notes: list[Shadowing]) -> _Direct:
+    """Make what the plugin registered directly while it loaded (imported, or in a hook) its own.
+
+    Each such entry gets the plugin's distribution as its source and the
+    plugin's rank among the plugins, with the warnings a declaration would
+    give; unregistering another distribution's entry warns too. A plugin
+    may not replace or remove another distribution's backend, leave a
+    gradient-override, no_grad or debug scope open (that would change every
+    later gradient or kernel in this thread), nor change tensorplug's public
+    API (the ``tensorplug`` namespace, ``Tensor``, ``Variable``): it fails,
+    and everything is put back.
+    """
+    scope = snapshot.scopes_left_open()
+    if scope is not None:
+        instead = (
+            "debug mode is the user's to turn on (tp.debug(), TENSORPLUG_DEBUG=1)"
+            if scope == "a tp.debug scope"
+            else "a plugin declares gradient sets (tensorplug_gradient_sets) for users to enable instead"
+        )
+        raise PluginProblem(f"it entered {scope} while loading and left it open; {instead}")
+    patched = snapshot.api_changes()
+    if patched:
+        raise PluginProblem(
+            f"it changed tensorplug's public API while loading ({', '.join(patched)}); they were put back. A plugin "
+            "changes what an op computes by declaring kernels (tensorplug_kernels) and gradients, not by patching"
+        )
+    for name, old in snapshot.backends.items():
+        spec = engine.specs.get(name)
+        if spec is not old and old.source != info.distribution:
+            done = "removed" if spec is None else "replaced"
+            raise PluginProblem(
+                f"it {done} the backend {name!r} of {old.source} while loading; a plugin may not take or remove "
+                "another distribution's backend"
+            )
+    backends = []
+    for name, spec in list(engine.specs.items()):
+        if spec is not snapshot.backends.get(name) and spec.source == RUNTIME:
+            engine.add_backend(replace(spec, source=info.distribution), override=True)
+            backends.append(name)
+    who = f"plugin {info.name!r} from {info.distribution} {info.version}"
+    adopted: list[list[Any]] = []
+    for registry, before in zip(REGISTRIES, snapshot.stacks, strict=True):
+        for spec in registry.removed_since(before):
+            if spec.source != info.distribution:
+                message = (
+                    f"tensorplug: {who} unregistered the {registry.kind} {spec.key!r} of {spec.source} while "
+                    "loading; it stays unregistered."
+                )
+                key = repr(spec.key)
+                notes.append(Shadowing(registry.kind, key, info.distribution, spec.source, "removed", message))
+        mine = []
+        for spec in registry.added_since(before):
+            if spec.source not in (RUNTIME, info.distribution):  # (its own: code of its package, loaded before)
+                continue
+            registry.discard(spec)
+            owned = replace(spec, source=info.distribution)
+            note = _add(registry, owned, LAYER_PLUGIN, rank)
+            if note is not None:
+                notes.append(note)
+            mine.append(owned)
+        adopted.append(mine)
+    kernels, grads, sets = adopted
+    return _Direct(backends, kernels, grads, [s.name for s in sets])
+
+
+def _check_claim(name: str, info: PluginInfo) -> None:
+    """Refuse backend ``name`` to the plugin ``info`` unless it owns the name, or the name is free (see the module)."""
+    claimed = f"backend {name!r} claimed by {info.distribution} {info.version} was refused"
+    owner = _owners.get(normalize(name))
+    if owner is not None and normalize(owner) != normalize(info.distribution):
+        raise _ClaimRefused(
+            f"{claimed}: it belongs to {owner} (the distribution {OWNER_PREFIX}<name> owns the backend <name>); "
+            f"use another name, or exclude one of the two with {ENV_ALLOW}",
+            name,
+        )
+    holder = engine.specs.get(name)
+    if holder is not None and holder.source != info.distribution:
+        raise _ClaimRefused(
+            f"{claimed}: {holder.source} registered it first (no installed distribution "
+            f"{OWNER_PREFIX}{name} owns the name, so the first plugin in load order gets it); exclude one of the two "
+            f"with {ENV_ALLOW}",
+            name,
+        )
+
+
+class _ClaimRefused(PluginProblem):
+    """A plugin claimed a backend name that another distribution owns or registered first."""
+
+    def __init__(self, message: str, backend: str) -> None:
+        super().__init__(message)
+        self.backend = backend

@@ -1,0 +1,165 @@
+"""What a plugin declares: a hook's result read (boundedly) into specs, their names made exact, every field checked.
+
+A hook returns a sequence of specs; one that never ends (or holds more than
+:data:`MAX_DECLARATIONS` items) fails the plugin rather than hanging
+``import tensorplug``. Names that are instances of a ``str`` subclass
+become exact strs of the same characters before anything uses them as
+registry keys (a subclass may redefine ``__eq__``/``__hash__`` to pass for
+another name). Each problem raises :class:`PluginProblem`, whose message
+names the spec and the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from itertools import islice
+from typing import Any
+
+from tensorplug._plugins._overrides import GradientSet
+from tensorplug._runtime._registry import BackendSpec, GradientSpec, KernelSpec, exact_names
+from tensorplug.kernel_names import CATALOGUE
+
+Spec = BackendSpec | KernelSpec | GradientSpec | GradientSet
+MAX_DECLARATIONS = 10_000  # per hook and plugin: far above any backend's kernel count
+
+
+class PluginProblem(Exception):
+    """A plugin broke the hook contract; the message says how, and needs no exception type in front."""
+
+
+def declarations(hook_name: str, call: Callable[[], Any], kind: type[Any], trusted: bool = False) -> list[Any]:
+    """Call one hook implementation and read what it returns: a sequence of ``kind`` (None: nothing).
+
+    ``trusted`` (the core's own plugin) skips making names exact.
+    """
+    try:
+        result = call()
+    except (Exception, SystemExit) as exc:  # sys.exit() in a hook fails the plugin, like any error
+        raise PluginProblem(f"{hook_name}() raised {type(exc).__name__}: {exc}") from exc
+    if result is None:
+        return []
+    if not isinstance(result, Sequence) or isinstance(result, str | bytes):
+        raise PluginProblem(
+            f"{hook_name}() must return a list of {kind.__name__}, got {type(result).__name__} ({result!r:.80})"
+        )
+    try:
+        items = list(islice(result, MAX_DECLARATIONS + 1))  # never len(): a sequence may lie about its length
+    except (Exception, SystemExit) as exc:
+        raise PluginProblem(
+            f"iterating what {hook_name}() returned (a {type(result).__name__}) raised {type(exc).__name__}: {exc}"
+        ) from exc
+    if len(items) > MAX_DECLARATIONS:
+        raise PluginProblem(
+            f"{hook_name}() returned a {type(result).__name__} of more than {MAX_DECLARATIONS} items (one that "
+            "never ends?); return a list holding each declaration once"
+        )
+    specs = []
+    for index, item in enumerate(items):
+        if not isinstance(item, kind):
+            raise PluginProblem(
+                f"{hook_name}() returned a {type(item).__name__} at index {index} ({item!r:.80}); "
+                f"expected {kind.__name__}"
+            )
+        specs.append(item if trusted else exact_names(item))
+    return specs
+
+
+_CANONICAL = {name.lower(): name for name in CATALOGUE}
+
+
+def _name_problem(value: object) -> str | None:
+    if not isinstance(value, str):
+        return f"must be a str, not {type(value).__name__}"
+    if not value:
+        return "must not be empty"
+    if value != value.strip() or not value.isprintable() or any(c.isspace() for c in value):
+        return "must not contain spaces or unprintable characters"
+    return None
+
+
+def _kernel_name_problem(value: object) -> str | None:
+    problem = _name_problem(value)
+    if problem is None and isinstance(value, str):
+        canonical = _CANONICAL.get(value.lower())
+        if canonical is not None and canonical != value:
+            problem = f"differs from the canonical kernel name {canonical!r} only in case (see tp.kernel_names)"
+    return problem
+
+
+def _lazy_problem(value: object, none_ok: bool = False) -> str | None:
+    """Why ``value`` is not a callable, a well-formed ``"module:attr"`` name (or None when allowed)."""
+    if value is None and none_ok:
+        return None
+    if callable(value):
+        return None
+    if isinstance(value, str):
+        module, sep, attr = value.partition(":")
+        dotted_ok = all(p.isidentifier() for p in module.split(".")) and all(p.isidentifier() for p in attr.split("."))
+        if sep and dotted_ok:
+            return None
+        return f"lazy reference {value!r} is not of the form 'package.module:attribute'"
+    allowed = "a callable, a 'module:attribute' name" + (" or None" if none_ok else "")
+    return f"must be {allowed}, not {type(value).__name__}"
+
+
+def validate(spec: Spec) -> None:
+    """Check every field of one declared spec; raise PluginProblem naming the spec and the field."""
+    problems: dict[str, str | None] = {}
+    if isinstance(spec, BackendSpec):
+        what = f"BackendSpec {spec.name!r}"
+        problems["name"] = _name_problem(spec.name)
+        problems["factory"] = _lazy_problem(spec.factory)
+        if not (isinstance(spec.priority, int) and not isinstance(spec.priority, bool)):
+            problems["priority"] = _lazy_problem(spec.priority) and "must be an int, a callable or 'module:attribute'"
+        if spec.fallback is not None:
+            problems["fallback"] = _name_problem(spec.fallback)
+    elif isinstance(spec, KernelSpec):
+        what = f"KernelSpec ({spec.kernel_name!r}, {spec.backend_name!r})"
+        problems["kernel_name"] = _kernel_name_problem(spec.kernel_name)
+        problems["backend_name"] = _name_problem(spec.backend_name)
+        problems["kernel"] = _lazy_problem(spec.kernel)
+        problems["setup"] = _lazy_problem(spec.setup, none_ok=True)
+        problems["dispose"] = _lazy_problem(spec.dispose, none_ok=True)
+        problems["override"] = None if isinstance(spec.override, bool) else "must be True or False"
+        problems["optional"] = None if isinstance(spec.optional, bool) else "must be True or False"
+    elif isinstance(spec, GradientSpec):
+        what = f"GradientSpec {spec.kernel_name!r}"
+        problems["kernel_name"] = _kernel_name_problem(spec.kernel_name)
+        problems["grad"] = _lazy_problem(spec.grad, none_ok=True)
+        problems["inputs_to_save"] = _inputs_problem(spec.inputs_to_save)
+        problems["outputs_to_save"] = _outputs_problem(spec.outputs_to_save)
+        problems["override"] = None if isinstance(spec.override, bool) else "must be True or False"
+    else:
+        what = f"GradientSet {spec.name!r}"
+        problems["name"] = _name_problem(spec.name)
+        problems["factory"] = _lazy_problem(spec.factory)
+        problems["description"] = None if isinstance(spec.description, str) else "must be a str"
+    found = [f"{name} {problem}" for name, problem in problems.items() if problem]
+    if found:
+        raise PluginProblem(f"malformed {what:.120}: {'; '.join(found)}")
+
+
+def _inputs_problem(value: object) -> str | None:
+    if isinstance(value, str):
+        return f"must be a tuple of input names, not the str {value!r} (write ({value!r},))"
+    if not isinstance(value, tuple | list) or not all(isinstance(v, str) and v for v in value):
+        return "must be a tuple of input names"
+    return None
+
+
+def _outputs_problem(value: object) -> str | None:
+    if not isinstance(value, tuple | list) or not all(
+        isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value
+    ):
+        return "must be a tuple of output indices (ints >= 0)"
+    return None
+
+
+def check_duplicates(specs: list[Spec]) -> None:
+    """One plugin declaring the same key twice is a mistake: which one was meant?"""
+    seen: set[tuple[str, Hashable]] = set()
+    for spec in specs:
+        key = (type(spec).__name__, spec.name if isinstance(spec, BackendSpec) else spec.key)
+        if key in seen:
+            raise PluginProblem(f"declares {key[0]} {key[1]!r} twice")
+        seen.add(key)

@@ -1,0 +1,221 @@
+"""The engine: backend registry and selection, and ``run_kernel``, the one dispatch path.
+
+``run_kernel`` is the hot path of the whole library: keep it flat. It looks
+the kernel up in the active backend's dispatch table (a plain dict rebuilt
+lazily from the kernel registry), unwraps inputs to raw storage (moving
+tensors that live on another backend), calls the kernel, wraps the outputs,
+and records the call on the tape when a watched tensor took part.
+
+A kernel the active backend lacks is found in the slow path,
+``Engine.resolve_kernel``: when the backend declares a fallback backend
+that has it, the table gets a small wrapper kernel that moves the inputs
+there, runs the fallback's kernel and moves the results back, so
+``run_kernel`` itself never knows about fallbacks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from tensorplug._runtime._backend import Backend
+from tensorplug._runtime._engine._backends import INSTALL_HINT as INSTALL_HINT
+from tensorplug._runtime._engine._backends import FallbackKernel as FallbackKernel
+from tensorplug._runtime._engine._backends import _call_kernel_hook as _call_kernel_hook
+from tensorplug._runtime._engine._backends import engine as engine
+from tensorplug._runtime._errors import KernelError, TensorplugError
+from tensorplug._runtime._observe import ObservedKernel
+from tensorplug._runtime._registry import RUNTIME, BackendSpec
+from tensorplug._runtime._state import Record, new_record, state
+from tensorplug._runtime._tensor import Tensor, describe
+
+_NO_ATTRS: dict[str, Any] = {}
+_new = object.__new__
+
+
+def run_kernel(name: str, inputs: Mapping[str, Any], attrs: dict[str, Any] | None = None) -> Tensor | list[Tensor]:
+    """Run kernel ``name`` of the active backend on ``inputs`` (Tensors, or lists of them).
+
+    Returns a Tensor, or a list of Tensors for kernels with several outputs.
+
+    >>> import tensorplug as tp
+    >>> tp.run_kernel("Add", {"a": tp.tensor([1.0]), "b": tp.tensor([2.0])}).tolist()
+    [3.0]
+    """
+    backend = engine.active
+    if backend is None:
+        backend = engine.ensure_active()
+    fn = engine.table.get(name)
+    if fn is None:
+        fn = engine.resolve_kernel(name, backend)
+    if attrs is None:
+        attrs = _NO_ATTRS
+    tape = state.tape
+    raw: dict[str, Any] = {}
+    watched = False
+    if tape is None:
+        # The common case, kept tight: no tape, so no watched-tensor checks.
+        for key, t in inputs.items():
+            if isinstance(t, Tensor) and t._backend is backend:
+                raw[key] = t._data
+            else:
+                raw[key] = _unwrap(name, backend, key, t)
+    else:
+        token = tape.token
+        for key, t in inputs.items():
+            if isinstance(t, Tensor) and t._backend is backend:
+                raw[key] = t._data
+                mark = t._tape
+                if mark is token or (mark is not None and id(t) in tape.watched_ids):  # tape.is_watching(t)
+                    watched = True
+            else:
+                raw[key] = _unwrap(name, backend, key, t)
+                if isinstance(t, Tensor):
+                    watched = watched or tape.is_watching(t)
+                else:
+                    watched = watched or any(tape.is_watching(u) for u in t)
+    try:
+        out = fn(raw, attrs, backend)
+    except TensorplugError:
+        raise
+    except Exception as exc:
+        raise KernelError(_failure_message(name, backend, inputs, attrs, exc)) from exc
+    if type(out) is tuple or type(out) is list:
+        return _wrap_several(name, inputs, attrs, out, backend, tape if watched else None)
+    t = _new(Tensor)
+    t._data = out
+    t._backend = backend
+    t._dtype = None
+    if watched:
+        assert tape is not None
+        t._tape = tape.token
+        overrides = state.overrides
+        grad = None if overrides is None else overrides.get(name)
+        tape.records.append(new_record(Record, (name, dict(inputs), attrs, (t,), grad)))
+    else:
+        t._tape = None
+    return t
+
+
+def _unwrap(name: str, backend: Backend, key: str, value: Any) -> Any:
+    """Raw storage of an input that is not a Tensor already on ``backend``: move it, or unwrap a list."""
+    if isinstance(value, Tensor):
+        engine.move(value, backend)
+        return value._data
+    if not isinstance(value, list | tuple):
+        raise _bad_input(name, backend, key, value)
+    items = []
+    for u in value:
+        if not isinstance(u, Tensor):
+            raise _bad_input(name, backend, key, u)
+        if u._backend is not backend:
+            engine.move(u, backend)
+        items.append(u._data)
+    return items
+
+
+def _wrap_several(
+    name: str, inputs: Mapping[str, Any], attrs: dict[str, Any], out: Any, backend: Backend, tape: Any
+) -> list[Tensor]:
+    """Wrap the outputs of a multi-output kernel, recording the call when ``tape`` is given."""
+    mark = None if tape is None else tape.token
+    outputs = []
+    for o in out:
+        t = _new(Tensor)
+        t._data = o
+        t._backend = backend
+        t._tape = mark
+        t._dtype = None
+        outputs.append(t)
+    if tape is not None:
+        overrides = state.overrides
+        grad = None if overrides is None else overrides.get(name)
+        tape.records.append(new_record(Record, (name, dict(inputs), attrs, list(outputs), grad)))
+    return outputs
+
+
+class _SingleOutputDispatch(Protocol):
+    def __call__(self, name: str, inputs: Mapping[str, Any], attrs: dict[str, Any] | None = None, /) -> Tensor: ...
+
+
+dispatch: _SingleOutputDispatch = run_kernel  # type: ignore[assignment]
+"""``run_kernel`` for single-output kernels, typed as returning one Tensor (what the ops call)."""
+
+
+def _bad_input(name: str, backend: Backend, key: str, value: object) -> TensorplugError:
+    from tensorplug._runtime._errors import DTypeError
+
+    return DTypeError(
+        f"run_kernel({name!r}) on backend {backend.name!r}: input {key!r} is a {type(value).__name__}, "
+        "not a Tensor (or a list of Tensors); convert it with tp.tensor(...) first"
+    )
+
+
+def _failure_message(
+    name: str, backend: Backend, inputs: Mapping[str, Any], attrs: dict[str, Any], exc: Exception
+) -> str:
+    parts = []
+    for key, t in inputs.items():
+        if isinstance(t, list | tuple):
+            parts.append(f"{key}=[{', '.join(describe(u) for u in t)}]")
+        else:
+            parts.append(f"{key}={describe(t)}")
+    fn = engine.tables.get(backend.name, {}).get(name)
+    if isinstance(fn, ObservedKernel):  # while observed (tp.profile, tp.debug), the table holds the kernel wrapped
+        fn = fn.fn
+    where = repr(backend.name)
+    if isinstance(fn, FallbackKernel):
+        where += f" (run on its fallback backend {fn.target.name!r})"
+    return (
+        f"kernel {name!r} on backend {where} failed for inputs {', '.join(parts) or '(none)'} "
+        f"and attrs {attrs!r}: {type(exc).__name__}: {exc}"
+    )
+
+
+# -- public backend API ------------------------------------------------------
+
+
+def register_backend(
+    name: str,
+    factory: Callable[..., Backend] | str,
+    priority: int | Callable[[], int] | str = 0,
+    *,
+    override: bool = False,
+    fallback: str | None = None,
+) -> None:
+    """Register a backend factory (a callable, or a lazy ``"module:attr"`` name) under ``name``.
+
+    The factory runs when the backend is first used. Among registered
+    backends the default is the highest-priority one whose factory succeeds.
+    With ``fallback`` (another backend's name), a kernel this backend lacks
+    runs on that backend instead, its inputs moved there and its results
+    moved back, with one ``tp.FallbackWarning`` per kernel.
+    """
+    engine.add_backend(BackendSpec(name, factory, priority, RUNTIME, fallback), override=override)
+
+
+def remove_backend(name: str) -> None:
+    """Dispose the backend (running its kernels' dispose hooks) and forget its registration."""
+    engine.remove_backend(name)
+
+
+def set_backend(name: str, **options: Any) -> None:
+    """Make ``name`` the active backend, initialising it with ``options`` if given."""
+    engine.activate(name, options)
+
+
+def get_backend() -> str:
+    """The name of the active backend (initialising the default backend if none is active yet)."""
+    return engine.ensure_active().name
+
+
+def backend(name: str | None = None) -> Backend:
+    """The Backend instance named ``name`` (the active one by default), initialising it if needed."""
+    if name is None:
+        return engine.ensure_active()
+    return engine.initialize(name)
+
+
+def list_backends() -> list[str]:
+    """Names of every registered backend, highest priority first (none is initialised)."""
+    return engine.names()

@@ -1,0 +1,318 @@
+"""Kernel, gradient and backend registries.
+
+Registry entries are frozen dataclasses. Every key keeps a stack of entries
+ordered by precedence: the built-in layer, then plugins in load order, then
+runtime registrations. The top of the stack is active; unregistering it
+brings the one below back. Each entry records the distribution that
+registered it (``"runtime"`` for calls from user code).
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from operator import attrgetter
+from types import BuiltinFunctionType, FunctionType, MethodType
+from typing import Any, Generic, NamedTuple, TypeVar
+
+from tensorplug._runtime._errors import RegistrationError
+
+RUNTIME = "runtime"
+
+# Precedence layers, lowest first.
+LAYER_BUILTIN = 0
+LAYER_PLUGIN = 1
+LAYER_RUNTIME = 2
+
+KernelFunc = Callable[[dict[str, Any], dict[str, Any], Any], Any]
+"""``kernel(inputs, attrs, backend)``: raw storage in, raw storage (or a tuple of them) out."""
+
+GradFunc = Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]
+"""``grad(dy, saved, attrs)``: one gradient per input (tuple in input order, or dict by name)."""
+
+
+def resolve(obj: Any, what: str) -> Any:
+    """Return ``obj``, importing it first when it is a lazy ``"module:attribute"`` name."""
+    if not isinstance(obj, str):
+        return obj
+    module_name, sep, attr = obj.partition(":")
+    if not sep or not module_name or not attr:
+        raise RegistrationError(f"{what}: lazy reference {obj!r} is not of the form 'module:attribute'")
+    value: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        value = getattr(value, part)
+    return value
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """A backend declaration: its name, its factory (callable or ``"module:attr"``) and priority.
+
+    The factory is called with the options given to ``set_backend`` and
+    returns a :class:`tensorplug.Backend`. The default backend is the highest
+    priority one whose factory succeeds. ``priority`` may also be a cheap
+    function (or ``"module:attr"``) returning an int, asked once when the
+    backends are first ranked; it must not import the backend's library
+    (a torch backend asks whether a CUDA device is present, say).
+    ``fallback`` names another backend that runs the kernels this one
+    lacks, with the data moved there and the results moved back (a partial
+    backend); each kernel that falls back warns once (``FallbackWarning``).
+    """
+
+    name: str
+    factory: Callable[..., Any] | str
+    priority: int | Callable[[], int] | str = 0
+    source: str = RUNTIME
+    fallback: str | None = None
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """A kernel for one (kernel name, backend name) pair.
+
+    ``kernel`` (and ``setup`` / ``dispose``) may be lazy ``"module:attr"``
+    names, imported the first time the kernel runs, so that declaring a
+    kernel never imports the backend's library. ``optional=True`` (which
+    ``catalogue_kernels`` sets for the names it derives by convention) says
+    the lazy ``kernel`` may not exist: when its module is not there or does
+    not define it, the kernel is not registered for the backend (found when
+    the backend is initialised, or when the kernel first runs); a module
+    that raises on import is still an error.
+    """
+
+    kernel_name: str
+    backend_name: str
+    kernel: KernelFunc | str
+    setup: Callable[[Any], None] | str | None = None
+    dispose: Callable[[Any], None] | str | None = None
+    override: bool = False
+    source: str = RUNTIME
+    note: str = ""
+    """How the kernel runs when that is worth knowing (``"per-chunk"``: numpy's kernel mapped over each chunk
+    of a dask array); ``tp.coverage()`` shows it beside the provider."""
+    optional: bool = False
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.kernel_name, self.backend_name)
+
+
+@dataclass(frozen=True)
+class GradientSpec:
+    """The gradient of one kernel, written with ops: ``grad(dy, saved, attrs)``.
+
+    ``saved`` holds the inputs named in ``inputs_to_save`` (in that order)
+    followed by the outputs whose indices are in ``outputs_to_save``. The
+    result has one entry per input (tuple in input order, or dict by name):
+    a Tensor, None (no gradient), or a zero-argument callable returning one,
+    called only when that input needs a gradient.
+    ``grad=None`` declares the kernel explicitly not differentiable.
+    """
+
+    kernel_name: str
+    grad: GradFunc | str | None
+    inputs_to_save: tuple[str, ...] = ()
+    outputs_to_save: tuple[int, ...] = ()
+    override: bool = False
+    source: str = RUNTIME
+
+    @property
+    def key(self) -> str:
+        return self.kernel_name
+
+
+S = TypeVar("S", KernelSpec, GradientSpec)
+
+
+class _Entry(NamedTuple, Generic[S]):
+    """One spec in a key's stack; stacks are ordered by (layer, rank), ties by insertion."""
+
+    layer: int
+    rank: int
+    spec: S
+
+
+def _precedence(entry: _Entry[Any]) -> tuple[int, int]:
+    return entry.layer, entry.rank
+
+
+class LayeredRegistry(Generic[S]):
+    """A map from key to a precedence-ordered stack of specs; the top entry is active.
+
+    Safe to read from any thread while another writes: writers hold ``lock`` and never change a
+    stack in place, they put a new list in its slot, so a reader sees a whole stack, old or new.
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._stacks: dict[Hashable, list[_Entry[S]]] = {}
+        self.lock = threading.RLock()
+        self._listeners: list[Callable[[Hashable], None]] = []
+        self._counter = 0
+
+    def on_change(self, listener: Callable[[Hashable], None]) -> None:
+        self._listeners.append(listener)
+
+    def _changed(self, key: Hashable) -> None:
+        for listener in self._listeners:
+            listener(key)
+
+    def add(self, spec: S, layer: int, rank: int | None = None, *, replacing: S | None = None) -> S | None:
+        """Push ``spec`` for its key (removing ``replacing`` in the same step); return the spec it now shadows.
+
+        Readers in other threads see the stack before or after, never in between.
+        """
+        key = spec.key
+        with self.lock:
+            if rank is None:
+                self._counter += 1
+                rank = self._counter
+            stack = [e for e in self._stacks.get(key, ()) if e.spec is not replacing]
+            previous = stack[-1].spec if stack else None
+            stack.append(_Entry(layer, rank, spec))
+            stack.sort(key=_precedence)  # stable: of equal precedence, the later one is on top
+            self._stacks[key] = stack
+            on_top = stack[-1].spec is spec
+        self._changed(key)
+        return previous if on_top else None
+
+    def discard(self, spec: S) -> bool:
+        """Remove exactly this spec (used for rollback); True if it was there."""
+        key = spec.key
+        with self.lock:
+            stack = self._stacks.get(key)
+            if not stack:
+                return False
+            kept = [e for e in stack if e.spec is not spec]
+            if len(kept) == len(stack):
+                return False
+            if kept:
+                self._stacks[key] = kept
+            else:
+                del self._stacks[key]
+        self._changed(key)
+        return True
+
+    def pop(self, key: Hashable, source: str | None = None) -> S:
+        """Remove the active spec for ``key`` (or the topmost one from ``source``) and return it."""
+        with self.lock:
+            stack = self._stacks.get(key)
+            candidates = [e for e in stack or () if source is None or e.spec.source == source]
+            if not candidates:
+                known = sorted({e.spec.source for e in stack or ()})
+                detail = f" (registered by: {', '.join(known)})" if known else ""
+                who = f" from {source!r}" if source is not None else ""
+                raise RegistrationError(f"no {self.kind} registered for {key!r}{who}{detail}")
+            entry = candidates[-1]
+            assert stack is not None
+            kept = [e for e in stack if e is not entry]
+            if kept:
+                self._stacks[key] = kept
+            else:
+                del self._stacks[key]
+        self._changed(key)
+        return entry.spec
+
+    def get(self, key: Hashable) -> S | None:
+        stack = self._stacks.get(key)
+        return stack[-1].spec if stack else None
+
+    def stack(self, key: Hashable) -> list[S]:
+        """Every spec registered for ``key``, lowest precedence first."""
+        return [e.spec for e in self._stacks.get(key, ())]
+
+    def top_layer(self, key: Hashable) -> tuple[int, S] | None:
+        stack = self._stacks.get(key)
+        return (stack[-1].layer, stack[-1].spec) if stack else None
+
+    def keys(self) -> list[Hashable]:
+        return list(self._stacks)
+
+    def __iter__(self) -> Iterator[S]:
+        return iter([stack[-1].spec for stack in list(self._stacks.values())])
+
+    def snapshot(self) -> Mapping[Hashable, list[_Entry[S]]]:
+        """Every stack as it is now: a shallow copy is enough, as writers never change a stack in place."""
+        return dict(self._stacks)
+
+    def added_since(self, snapshot: Mapping[Hashable, list[_Entry[S]]]) -> list[S]:
+        """The specs registered after ``snapshot`` was taken (and still registered)."""
+        added: list[S] = []
+        for key, stack in list(self._stacks.items()):
+            before = snapshot.get(key, ())
+            if stack is not before:  # only the stacks replaced since are compared entry by entry
+                known = {id(e.spec) for e in before}
+                added.extend(e.spec for e in stack if id(e.spec) not in known)
+        return added
+
+    def removed_since(self, snapshot: Mapping[Hashable, list[_Entry[S]]]) -> list[S]:
+        """The specs of ``snapshot`` that are no longer registered (unregistered since)."""
+        removed: list[S] = []
+        for key, before in snapshot.items():
+            stack = self._stacks.get(key, ())
+            if stack is not before:
+                kept = {id(e.spec) for e in stack}
+                removed.extend(e.spec for e in before if id(e.spec) not in kept)
+        return removed
+
+    def restore(self, snapshot: Mapping[Hashable, list[_Entry[S]]]) -> None:
+        """Put every stack back as it was in ``snapshot``: what was added since goes, what was removed returns."""
+        with self.lock:
+            now: dict[Hashable, list[_Entry[S]]] = self._stacks
+            changed = [key for key in {*now, *snapshot} if now.get(key) is not snapshot.get(key)]
+            self._stacks = dict(snapshot)  # the very lists of then (never changed in place), in their order
+        for key in changed:
+            self._changed(key)
+
+
+kernel_registry: LayeredRegistry[KernelSpec] = LayeredRegistry("kernel")
+gradient_registry: LayeredRegistry[GradientSpec] = LayeredRegistry("gradient")
+
+
+def exact(value: Any) -> Any:
+    """``value`` as an exact ``str`` when it is an instance of a str subclass, else ``value`` itself.
+
+    A subclass may redefine ``__eq__`` and ``__hash__`` (to pass for ``"Add"`` while printing as another name):
+    names become registry keys only as exact strs, made from their characters.
+    """
+    return str.__str__(value) if isinstance(value, str) and type(value) is not str else value
+
+
+_NAME_FIELDS = {
+    "BackendSpec": ("name", "factory", "priority", "fallback"),
+    "KernelSpec": ("kernel_name", "backend_name", "kernel", "setup", "dispose", "note"),
+    "GradientSpec": ("kernel_name", "grad", "inputs_to_save"),
+    "GradientSet": ("name", "factory", "description"),
+}
+_FIELDS: dict[str, Callable[[Any], tuple[Any, ...]]] = {
+    kind: attrgetter(*fields) for kind, fields in _NAME_FIELDS.items()
+}
+_PLAIN = frozenset({str, type(None), int, bool, tuple, list, FunctionType, BuiltinFunctionType, MethodType})
+
+
+def exact_names(spec: Any) -> Any:
+    """``spec`` with every str field (and GradientSpec's input names) an exact ``str`` (see :func:`exact`)."""
+    getter = _FIELDS.get(type(spec).__name__)
+    if getter is None:
+        return spec
+    values = getter(spec)
+    saved = spec.inputs_to_save if isinstance(spec, GradientSpec) else ()
+    if _PLAIN.issuperset(map(type, values)) and _PLAIN.issuperset(map(type, saved)):
+        return spec  # the usual case, found at C speed: nothing but plain values
+    changes = {}
+    for name, value in zip(_NAME_FIELDS[type(spec).__name__], values, strict=True):
+        if isinstance(value, str) and type(value) is not str:
+            changes[name] = exact(value)
+    if isinstance(saved, tuple | list) and any(isinstance(v, str) and type(v) is not str for v in saved):
+        changes["inputs_to_save"] = tuple(exact(v) for v in saved)
+    return replace(spec, **changes) if changes else spec
+
+
+def with_source(spec: S, source: str) -> S:
+    return replace(spec, source=source)
+
+
+def as_tuple(names: Sequence[Any] | None) -> tuple[Any, ...]:
+    return tuple(names) if names is not None else ()

@@ -1,0 +1,126 @@
+"""Variable: a mutable Tensor (``assign`` replaces its value), and the list of live Variables.
+
+While ``tp.function`` traces, a Variable's storage is read through the tracer (``tracing_variables``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import threading
+import weakref
+from collections.abc import Iterator
+from typing import Any
+
+from tensorplug._runtime._errors import ShapeError
+from tensorplug._runtime._printing import _repr
+from tensorplug._runtime._state import state
+from tensorplug._runtime._tensor import Tensor, describe
+
+_variable_names = itertools.count()
+_variable_keys = itertools.count()
+_variables: weakref.WeakValueDictionary[int, Variable] = weakref.WeakValueDictionary()
+_variables_lock = threading.Lock()  # listing them iterates in Python: no other thread may add one meanwhile
+
+
+class Variable(Tensor):
+    """A mutable tensor: ``assign`` replaces its value. Trainable ones are found by ``variable_grads``.
+
+    >>> import tensorplug as tp
+    >>> w = tp.variable([1.0, 2.0], name="w")
+    >>> w.assign(w * 2).tolist()
+    [2.0, 4.0]
+    """
+
+    __slots__ = ("_value", "name", "trainable")
+    __module__ = "tensorplug"  # its public name, in reprs and pickles, wherever the class is defined
+
+    name: str
+    trainable: bool
+    _value: Any  # the storage; ``_data`` reads it (or, while this thread traces, the tracer's stand-in: below)
+
+    def __init__(self, initial_value: Any, trainable: bool = True, name: str | None = None, dtype: Any = None) -> None:
+        initial = _ops.tensor(initial_value, dtype)
+        self._value = initial._data
+        self._backend = initial._backend
+        self._tape = None
+        self._dtype = initial._dtype
+        self.trainable = trainable
+        self.name = name if name is not None else f"Variable_{next(_variable_names)}"
+        with _variables_lock:
+            _variables[next(_variable_keys)] = self
+
+    def assign(self, value: Any) -> Variable:
+        """Replace the value; the new value must have this variable's shape and dtype."""
+        new = _ops.as_tensor(value, self.dtype)
+        if new.shape != self.shape or new.dtype != self.dtype:
+            raise ShapeError(
+                f"Variable {self.name!r}.assign(): value is {describe(new)}, the variable is {describe(self)}; "
+                "make a new variable to change shape or dtype"
+            )
+        if new._backend is not self._backend:
+            self._backend = new._backend
+        raw = new._data
+        self._value = raw
+        self._dtype = new._dtype
+        tracer = state.tracer
+        if tracer is not None:  # tp.function is tracing: replays assign too
+            tracer.assigned(self, raw)
+        return self
+
+    def __repr__(self) -> str:
+        """A tensor's repr named ``variable``, with the name: ``variable([1., 2.], dtype=float32, name='w')``."""
+        return _repr(self, "variable", [f"name={self.name!r}"] + ([] if self.trainable else ["trainable=False"]))
+
+
+# A Variable's ``_data`` is its storage, ``_value``: read and written as that slot (no Python call) while no
+# thread traces. While a ``tp.function`` traces in any thread, ``_data`` goes through ``_viewed_storage``,
+# which gives the tracing thread the tracer's stand-in for the storage (see Tracer.variable_storage) and every
+# other thread the storage itself: a trace changes how reads are made, never what another thread reads.
+
+
+def _viewed_storage(v: Variable) -> Any:
+    tracer = state.tracer
+    if tracer is None:
+        return v._value
+    return tracer.variable_storage(v)
+
+
+def _replace_storage(v: Variable, raw: Any) -> None:
+    v._value = raw
+    tracer = state.tracer
+    if tracer is not None:  # moved or disposed while this thread traces: its stand-in is stale
+        tracer.variable_changed(v)
+
+
+_DIRECT_STORAGE = Variable.__dict__["_value"]
+_VIEWED_STORAGE = property(_viewed_storage, _replace_storage)
+setattr(Variable, "_data", _DIRECT_STORAGE)  # noqa: B010 (a descriptor set after the class is made)
+_traces = 0  # traces running in any thread
+_traces_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def tracing_variables() -> Iterator[None]:
+    """While the block runs (a trace), each thread reads Variables through ``_viewed_storage``."""
+    global _traces
+    with _traces_lock:
+        _traces += 1
+        if _traces == 1:
+            setattr(Variable, "_data", _VIEWED_STORAGE)  # noqa: B010
+    try:
+        yield
+    finally:
+        with _traces_lock:
+            _traces -= 1
+            if _traces == 0:
+                setattr(Variable, "_data", _DIRECT_STORAGE)  # noqa: B010
+
+
+def live_variables() -> list[Variable]:
+    """Every Variable still referenced somewhere, in creation order."""
+    with _variables_lock:
+        return list(_variables.values())
+
+
+from tensorplug import ops as _ops  # noqa: E402  (the tie of _tensor: a Variable, a Tensor, makes its values with ops)

@@ -1,0 +1,406 @@
+"""``tp.function``: trace a function once per input signature, then replay its flat program of kernel calls.
+
+The first call with a new signature runs ``f`` eagerly while a :class:`Tracer` (a kernel observer of this
+thread, see :mod:`tensorplug._runtime._observe`) records every kernel call it makes, forward and backward, as a
+:class:`Step`. Each raw storage object the trace meets gets a *register*, named by where its value comes from:
+
+- ``argument``: the storage of a tensor argument (each argument gets a fresh storage object for the trace,
+  so that it is told apart from any other tensor sharing its storage);
+- ``variable``: what a Variable held when the trace first read it. While this thread traces, reading a
+  Variable's storage gives the tracer's own stand-in for it (a fresh storage object over the same values, made
+  at the first read, see :meth:`Tracer.variable_storage`), so that the trace tells reads of the Variable from
+  other uses of the same storage (a snapshot sharing it stays a constant), and other threads, which see the
+  storage itself, are left alone; a replay reads the Variable when it starts;
+- ``host``: a per-call host value (what an optimizer computes on the host from its step count);
+- ``step``: an output of a kernel call of the trace;
+- ``constant``: anything else (``tp.tensor`` data, cached scalars), captured as it is.
+
+``Variable.assign`` during the trace is an :class:`Assign` step. The :class:`Program` (steps, registers,
+outputs) is a plain data structure; the plain replay is Python code generated from it: each kernel called on
+raw storage in order, its inputs a dict literal, each register deleted after its last use, no op validation,
+no tape, no Tensor but the outputs. A trace that read a traced value back to Python (``.item()``,
+``.numpy()``, ``bool()``, ``print``...), moved data between backends, or met a storage object it cannot tell
+apart, is not replayable: that signature runs eagerly, with one :class:`~tensorplug.FunctionWarning`.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import threading
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, ParamSpec, TypeVar
+
+from tensorplug._runtime._backend import Backend
+from tensorplug._runtime._engine import engine
+from tensorplug._runtime._errors import FunctionWarning, InvalidArgumentError, KernelError, TensorplugError, warn
+from tensorplug._runtime._lazy import persist_lazy
+from tensorplug._runtime._observe import everywhere, observing
+from tensorplug._runtime._program import Program
+from tensorplug._runtime._registry import gradient_registry, kernel_registry
+from tensorplug._runtime._state import state
+from tensorplug._runtime._tensor import Tensor, wrap_storage
+from tensorplug._runtime._variable import Variable, tracing_variables
+from tensorplug._tracing._replay import (
+    failed_step,
+    generate_replay,
+    host_storage,
+    lower_program,
+    lowered_failure_message,
+    persist_step,
+    replay_observed,
+    roll_back,
+    step_error,
+)
+from tensorplug._tracing._signature import aliases, flatten, rebuild, signature, unflatten
+from tensorplug._tracing._tracer import Tracer, build
+
+__all__ = ["Function", "function"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+DEFAULT_MAX_TRACES = 8
+
+
+# -- the signature: registries that changed make every trace stale ---------------------------------------------
+
+
+_version = itertools.count()
+_registry_version = next(_version)
+
+
+def _registries_changed(key: Any) -> None:
+    global _registry_version
+    _registry_version = next(_version)  # every trace made before is stale: its kernels or gradients changed
+
+
+kernel_registry.on_change(_registries_changed)
+gradient_registry.on_change(_registries_changed)
+
+
+# -- the function --------------------------------------------------------------------------------------------
+
+
+class _Stale(Exception):
+    """A trace cannot serve this call (a variable it reads was collected, or moved): trace again."""
+
+
+@dataclass(eq=False)
+class _Trace:
+    """What the cache holds per signature: the program and its compiled replay, or why it runs eagerly."""
+
+    program: Program | None
+    reason: str | None = None
+    replay: Callable[..., Any] | None = None
+    lowered: bool = False
+    structure: Any = None
+    dtypes: tuple[str | None, ...] = ()
+    returned: tuple[tuple[int, int], ...] = ()  # (position among the results, variable index): f returned a Variable
+    used: int = 0
+
+
+_uses = itertools.count()
+
+
+class Function(Generic[P, R]):
+    """A function traced once per input signature and replayed as a flat program of kernel calls.
+
+    Made by :func:`function`; see it for the rules. ``trace_count`` counts the traces made,
+    ``clear_cache()`` forgets them, ``program(*args)`` shows the program a call with these arguments
+    replays (tracing first if needed).
+    """
+
+    def __init__(self, fn: Callable[P, R], max_traces: int = DEFAULT_MAX_TRACES, lower: bool = True) -> None:
+        if not callable(fn):
+            raise InvalidArgumentError(f"tp.function: expects a function, got a {type(fn).__name__}")
+        if isinstance(max_traces, bool) or not isinstance(max_traces, int) or max_traces < 1:
+            raise InvalidArgumentError(f"tp.function: max_traces must be an int >= 1, got {max_traces!r}")
+        self.python_function = fn
+        self.max_traces = max_traces
+        self.lower = bool(lower)
+        self.trace_count = 0
+        self._cache: dict[tuple[Any, ...], _Trace] = {}
+        self._lock = threading.Lock()
+        self._warned_retracing = False
+        self._warned_lowering = False
+        self.__name__ = getattr(fn, "__name__", type(fn).__name__)
+        functools.update_wrapper(self, fn)
+
+    def __repr__(self) -> str:
+        return f"<tp.function {self.__name__!r}: {len(self._cache)} traces cached, {self.trace_count} made>"
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """As a method: the instance is a static argument (hashable by identity, as objects are by default)."""
+        if obj is None:
+            return self
+        return types.MethodType(self, obj)
+
+    def clear_cache(self) -> None:
+        """Forget every trace: the next call with any signature traces again."""
+        with self._lock:
+            self._cache.clear()
+
+    def _key(
+        self, backend: Backend, args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tensor]
+    ) -> tuple[Any, ...]:
+        overrides = state.overrides
+        key: list[Any] = [backend, _registry_version, None if not overrides else frozenset(overrides.items())]
+        fname = self.__name__
+        for i, a in enumerate(args):
+            if type(a) is Tensor:  # the common case, inline
+                key.append((a._backend, a._data.shape, a._dtype or a.dtype))
+                leaves.append(a)
+            else:
+                signature(fname, a, key, leaves, f"argument {i}")
+        for name in sorted(kwargs):
+            key.append(name)
+            signature(fname, kwargs[name], key, leaves, f"argument {name!r}")
+        n = len(leaves)
+        if n > 2 or (n == 2 and leaves[0] is leaves[1]):
+            pattern = aliases(leaves)  # the same tensor twice: one argument (its gradients are one)
+            if pattern is not None:
+                key.append(pattern)
+        return tuple(key)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if state.tape is not None or state.tracer is not None:
+            # Recorded by an outer gradient scope (so that gradients flow through f), or inside another trace
+            # (which records f's kernels as its own): f runs as plain Python.
+            return self.python_function(*args, **kwargs)
+        backend = engine.active or engine.ensure_active()
+        leaves: list[Tensor] = []
+        key = self._key(backend, args, kwargs, leaves)
+        entry = self._cache.get(key)
+        if entry is None:
+            return self._trace(key, backend, args, kwargs)
+        entry.used = next(_uses)
+        if entry.program is None:
+            return self.python_function(*args, **kwargs)
+        try:
+            return self._replay(entry, leaves)  # type: ignore[no-any-return]
+        except _Stale:
+            with self._lock:
+                if self._cache.get(key) is entry:
+                    del self._cache[key]
+            return self._trace(key, backend, args, kwargs)
+
+    def program(self, *args: P.args, **kwargs: P.kwargs) -> Program:
+        """The program that a call with these arguments replays (the call traces f first if needed, running it)."""
+        backend = engine.active or engine.ensure_active()
+        key = self._key(backend, args, kwargs, [])
+        entry = self._cache.get(key)
+        if entry is None:
+            self(*args, **kwargs)
+            entry = self._cache.get(key)
+        if entry is None:
+            raise TensorplugError(
+                f"tp.function {self.__name__!r}: no trace for these arguments (called inside a gradient scope or "
+                "another trace, it runs as plain Python)"
+            )
+        if entry.program is None:
+            raise TensorplugError(f"tp.function {self.__name__!r} runs eagerly for these arguments: {entry.reason}")
+        return entry.program
+
+    # -- tracing
+
+    def _trace(self, key: tuple[Any, ...], backend: Backend, args: tuple[Any, ...], kwargs: dict[str, Any]) -> R:
+        tracer = Tracer(self.__name__, backend)
+        state.tracer = tracer
+        try:
+            with tracing_variables(), observing(tracer):
+                copies: dict[int, Tensor] = {}
+
+                def swap(t: Tensor) -> Tensor:  # the arguments, in the order the key lists them, each tensor once
+                    if isinstance(t, Variable):
+                        return t
+                    copy = copies.get(id(t))
+                    if copy is None:
+                        copy = copies[id(t)] = tracer.argument(t)
+                    return copy
+
+                traced_args = rebuild(args, swap)
+                swapped = {k: rebuild(kwargs[k], swap) for k in sorted(kwargs)}
+                traced_kwargs = {k: swapped[k] for k in kwargs}
+                result = self.python_function(*traced_args, **traced_kwargs)
+                leaves: list[Tensor] = []
+                structure = flatten(result, leaves)
+                outputs = []
+                for t in leaves:
+                    if t._backend is not backend:
+                        tracer.fail(f"it returned a tensor on backend {t._backend.name!r}")
+                        break
+                    outputs.append(tracer._input(t._data))
+        finally:
+            state.tracer = None
+        if tracer.failure is not None:
+            entry = _Trace(None, tracer.failure)
+            warn(
+                f"tp.function {self.__name__!r} cannot be replayed for this signature, so it runs eagerly at every "
+                f"call with it: {tracer.failure}. A replay runs the recorded kernels only, so values must stay on the "
+                "tensor side: use tp.where instead of an `if` on a tensor, keep losses as tensors and read them "
+                "after the call, or pass the Python value as an argument (a static one: each value traces once)",
+                FunctionWarning,
+                stacklevel=3,
+            )
+        else:
+            program = build(tracer, outputs)
+            replay, lowered = None, False
+            if self.lower:
+                replay, failure = lower_program(program)
+                lowered = replay is not None
+                if failure is not None:
+                    self._lowering_failed(program, failure)
+            if replay is None:
+                replay = generate_replay(program)
+            dtypes = tuple(t.dtype for t in leaves)
+            entry = _Trace(program, None, replay, lowered, structure, dtypes, _returned_variables(program, leaves))
+            if backend.lazy:  # the optimizers inside f did not persist while tracing: the step boundary is here
+                assigned = [program.variables[i]() for i, _ in program.updates]
+                persist_lazy([*leaves, *(v for v in assigned if v is not None)])
+        entry.used = next(_uses)
+        self._store(key, entry)
+        return result
+
+    def _lowering_failed(self, program: Program, failure: str) -> None:
+        if self._warned_lowering:
+            return
+        self._warned_lowering = True
+        warn(
+            f"tp.function {self.__name__!r}: backend {program.backend.name!r} failed to lower the traced program "
+            f"({failure}), so it runs the plain replay (each kernel called in turn); the results are the same. "
+            "Report it to the backend's authors; tp.function(lower=False) skips the lowering",
+            FunctionWarning,
+            stacklevel=4,
+        )
+
+    def _store(self, key: tuple[Any, ...], entry: _Trace) -> None:
+        with self._lock:
+            self.trace_count += 1
+            self._cache[key] = entry
+            if len(self._cache) > self.max_traces:
+                oldest = min(self._cache, key=lambda k: self._cache[k].used)
+                del self._cache[oldest]
+                warn_now = not self._warned_retracing
+                self._warned_retracing = True
+            else:
+                warn_now = False
+        if warn_now:
+            warn(
+                f"tp.function {self.__name__!r} has been traced {self.trace_count} times, more than max_traces="
+                f"{self.max_traces}: its signature keeps changing, and each trace runs the function eagerly and "
+                "records it again. Python arguments are static (each new value traces again): pass numbers that "
+                "change as tensors; tensors of new shapes or dtypes trace again too. Raise the bound with "
+                "tp.function(max_traces=N) if these signatures are all needed",
+                FunctionWarning,
+                stacklevel=4,
+            )
+
+    # -- replaying
+
+    def _replay(self, entry: _Trace, leaves: list[Tensor]) -> Any:
+        program = entry.program
+        assert program is not None
+        backend = program.backend
+        if program.guards:
+            for guard in program.guards:
+                if not guard():
+                    raise _Stale
+        variables = []
+        current = []  # what the variables hold when the call starts: the replay reads them from this list
+        for ref in program.variables:
+            v = ref()
+            if v is None or v._backend is not backend:
+                raise _Stale
+            variables.append(v)
+            current.append(v._value)
+        ran = 0
+        try:
+            host: list[Any] = []
+            if program.host:
+                for h in program.host:
+                    values = h.compute()
+                    ran += 1
+                    if h.dtype is not None:
+                        host.extend(host_storage(h, values))
+            arguments = [t._data for t in leaves]
+            if state.observers is not None or everywhere:
+                outputs, updates = replay_observed(program, arguments, current, host)
+            else:
+                try:
+                    outputs, updates = entry.replay(arguments, current, host)  # type: ignore[misc]
+                except TensorplugError:
+                    raise
+                except Exception as exc:
+                    index = failed_step(exc)
+                    if index is None:
+                        raise KernelError(lowered_failure_message(program, exc)) from exc
+                    raise step_error(program, index, exc) from exc
+            if backend.lazy:
+                outputs, updates = persist_step(program, outputs, updates)
+            if len(updates) != len(program.updates):
+                raise KernelError(
+                    lowered_failure_message(
+                        program,
+                        ValueError(
+                            f"it returned {len(updates)} variable updates for the program's {len(program.updates)}"
+                        ),
+                    )
+                )
+        except BaseException:
+            roll_back(program, ran)  # no Variable took a new value yet: only host state to take back
+            raise
+        for (index, _), raw in zip(program.updates, updates, strict=True):
+            variables[index]._value = raw
+        dtypes = entry.dtypes
+        if entry.structure is None:
+            if entry.returned:
+                return variables[entry.returned[0][1]]
+            return wrap_storage(outputs[0], backend, dtypes[0])
+        tensors = [wrap_storage(raw, backend, dtype) for raw, dtype in zip(outputs, dtypes, strict=True)]
+        for position, index in entry.returned:
+            tensors[position] = variables[index]
+        return unflatten(entry.structure, iter(tensors))
+
+
+def _returned_variables(program: Program, leaves: list[Tensor]) -> tuple[tuple[int, int], ...]:
+    """``(position, variable index)`` of each Variable among the results: a replay returns the Variable itself."""
+    returned = []
+    for position, t in enumerate(leaves):
+        if isinstance(t, Variable):
+            for index, ref in enumerate(program.variables):
+                if ref() is t:
+                    returned.append((position, index))
+                    break
+    return tuple(returned)
+
+
+def function(fn: Callable[P, R] | None = None, *, max_traces: int = DEFAULT_MAX_TRACES, lower: bool = True) -> Any:
+    """Trace ``fn`` once per input signature and replay the kernels it ran, as ``tf.function`` / ``jax.jit``.
+
+    Use it as ``@tp.function``, ``@tp.function(max_traces=4)`` or ``tp.function(fn)``. The first call with a
+    new signature (each tensor argument's shape, dtype, backend and device; which arguments are the same
+    tensor; other arguments by value, ``0.0`` and ``-0.0`` apart; the active backend and gradient override
+    scopes) runs ``fn`` eagerly and records every kernel it runs, forward and backward; later calls replay
+    those kernels on raw storage. Variables are read at the start of each replay and ``assign`` is redone, so
+    an optimizer step inside ``fn`` updates them at every call (with the optimizer's hyper-parameters of
+    that call); a replay that raises leaves every Variable, and the optimizers' step counts, as they were.
+    A Variable ``fn`` returns is returned itself. Tracing in one thread changes nothing other threads see.
+    Python side effects (print, making Variables or optimizer slots) happen at trace time only. See the
+    README section "Tracing with tp.function" for what cannot be replayed (it then runs eagerly, with a
+    ``tp.FunctionWarning``), and how gradient scopes, ``tp.profile`` and ``tp.debug`` behave. A backend may
+    lower the program it traced into a faster replay of its own (:meth:`Backend.lower`); ``lower=False`` keeps
+    the plain replay (each kernel called in turn).
+
+    >>> import tensorplug as tp
+    >>> @tp.function
+    ... def f(x):
+    ...     return tp.tanh(x) * 2.0
+    >>> f(tp.tensor([0.0, 1.0])).shape, f(tp.tensor([0.5, 2.0])).shape, f.trace_count
+    ((2,), (2,), 1)
+    """
+    if fn is None:
+        return lambda f: Function(f, max_traces, lower)
+    return Function(fn, max_traces, lower)
