@@ -189,3 +189,41 @@ def test_a_lower_step_answer_of_the_wrong_type_is_a_lowering_failure(monkeypatch
     ):
         assert f(tp.tensor([1.0])).numpy().tolist() == [2.0]
     assert f(tp.tensor([2.0])).numpy().tolist() == [4.0]
+
+
+def test_a_pure_step_only_folded_steps_read_does_not_run(
+    monkeypatch: pytest.MonkeyPatch, tensorplug_registries: None
+) -> None:
+    """The loss a gradient's seed is shaped after: once the seed is a constant, nothing needs the loss."""
+    calls = []
+
+    def counted_neg(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        calls.append(1)
+        return -inputs["x"]
+
+    tp.register_kernel("CountedNeg", tp.get_backend(), counted_neg)
+
+    def lower_step(self: Any, program: tp.Program, i: int) -> Any:
+        step = program.steps[i]
+        if step.kernel == "CountedNeg":
+            return tp.StepLowering(pure=True)
+        if step.kernel == "OnesLike":
+            spec = program.specs[step.outputs[0]]
+            return tp.Constant(np.ones(spec.shape, spec.dtype))
+        return None
+
+    monkeypatch.setattr(type(tp.backend()), "lower_step", lower_step)
+    f = tp.function(lambda x: tp.ones_like(tp.run_kernel("CountedNeg", {"x": x})) * x)
+    f(tp.tensor([2.0, 3.0]))
+    assert len(calls) == 1  # the trace
+    assert f(tp.tensor([4.0, 5.0])).numpy().tolist() == [4.0, 5.0]
+    assert len(calls) == 1
+    monkeypatch.setattr(
+        type(tp.backend()),
+        "lower_step",
+        lambda self, program, i: lower_step(self, program, i) if program.steps[i].kernel == "OnesLike" else None,
+    )
+    g = tp.function(lambda x: tp.ones_like(tp.run_kernel("CountedNeg", {"x": x})) * x)
+    g(tp.tensor([2.0, 3.0]))
+    g(tp.tensor([2.0, 3.0]))
+    assert len(calls) == 3  # not said to be pure: it runs at every call

@@ -340,20 +340,15 @@ class Function(Generic[P, R]):
                     raise step_error(program, index, exc) from exc
             if backend.lazy:
                 outputs, updates = persist_step(program, outputs, updates)
-            if len(updates) != len(program.updates):
-                raise KernelError(
-                    lowered_failure_message(
-                        program,
-                        ValueError(
-                            f"it returned {len(updates)} variable updates for the program's {len(program.updates)}"
-                        ),
-                    )
-                )
+            if (updates or program.updates) and len(updates) != len(program.updates):
+                message = f"it returned {len(updates)} variable updates for the program's {len(program.updates)}"
+                raise KernelError(lowered_failure_message(program, ValueError(message)))
         except BaseException:
             roll_back(program, ran)  # no Variable took a new value yet: only host state to take back
             raise
-        for (index, _), raw in zip(program.updates, updates, strict=True):
-            variables[index]._value = raw
+        if updates:
+            for (index, _), raw in zip(program.updates, updates, strict=True):
+                variables[index]._value = raw
         dtypes = entry.dtypes
         if entry.structure is None:
             if entry.returned:

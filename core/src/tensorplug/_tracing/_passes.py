@@ -96,15 +96,17 @@ class Plan:
 
     ``calls``: step index -> the backend's lowering of it, when it has a direct call; ``into``: step index ->
     the dead register its ``into`` writes into; ``folded``: register -> the value it has at every call (its
-    step does not run).
+    step does not run); ``dropped``: pure steps that only folded steps read (the loss a gradient's seed was
+    shaped after, say), which do not run either.
     """
 
     calls: dict[int, StepLowering] = field(default_factory=dict)
     into: dict[int, int] = field(default_factory=dict)
     folded: dict[int, Any] = field(default_factory=dict)
+    dropped: set[int] = field(default_factory=set)
 
     def __bool__(self) -> bool:
-        return bool(self.calls or self.into or self.folded)
+        return bool(self.calls or self.into or self.folded or self.dropped)
 
 
 def plan_steps(program: Program, lower_step: LowerStep) -> Plan:
@@ -133,6 +135,7 @@ def plan_steps(program: Program, lower_step: LowerStep) -> Plan:
             continue
         if answer.call is not None:
             result.calls[i] = answer
+    result.dropped = _unread(program, lowerings, result.folded)
     owned = _owned(program, lowerings, result.folded)
     for i, lowering in result.calls.items():
         step = program.steps[i]
@@ -168,6 +171,26 @@ def _fold(program: Program, step: Step, lowering: StepLowering, known: dict[int,
     for reg, raw in zip(step.outputs, values, strict=True):
         folded[reg] = known[reg] = raw
     return True
+
+
+def _unread(program: Program, lowerings: dict[int, StepLowering], folded: dict[int, Any]) -> set[int]:
+    """Pure steps none of whose outputs a running step, the outputs or the updates read, once folded steps are
+    gone (a step that is not pure, or random, always runs: it may change state)."""
+    live = set(program.outputs) | {reg for _, reg in program.updates}
+    unread: set[int] = set()
+    for i in range(len(program.steps) - 1, -1, -1):
+        step = program.steps[i]
+        if isinstance(step, Assign):
+            live.add(step.register)
+            continue
+        if all(r in folded for r in step.outputs):
+            continue
+        lowering = lowerings.get(i)
+        if lowering is not None and lowering.pure and not step.random and not any(r in live for r in step.outputs):
+            unread.add(i)
+            continue
+        live.update(step.input_registers)
+    return unread
 
 
 def _owned(program: Program, lowerings: dict[int, StepLowering], folded: dict[int, Any]) -> set[int]:

@@ -40,6 +40,7 @@ def write_replay(program: Program, plan: Plan | None = None, *, label: str = "re
     """
     plan = plan or Plan()
     constants = {reg for reg, _ in program.constants} | plan.folded.keys()
+    unmade = {r for i in plan.dropped for r in program.steps[i].outputs}  # type: ignore[union-attr]
 
     def ref(reg: int) -> str:
         return f"c{reg}" if reg in constants else f"r{reg}"
@@ -59,7 +60,7 @@ def write_replay(program: Program, plan: Plan | None = None, *, label: str = "re
         lines.append(f"    r{reg} = H[{position}]")
     line_steps: dict[int, int] = {}
     for i, step in enumerate(program.steps):
-        if isinstance(step, Step) and not all(r in plan.folded for r in step.outputs):
+        if isinstance(step, Step) and i not in plan.dropped and not all(r in plan.folded for r in step.outputs):
             outs = ", ".join(f"r{r}" for r in step.outputs)
             if step.sequence:
                 outs += "," if len(step.outputs) == 1 else ""
@@ -85,7 +86,7 @@ def write_replay(program: Program, plan: Plan | None = None, *, label: str = "re
                 expression = f"k{i}({{{inputs}}}, t{i}, be)"
             lines.append(f"    {outs or '_'} = {expression}")
             line_steps[len(lines)] = i
-        dead = [r for r in step.free if r not in constants]
+        dead = [r for r in step.free if r not in constants and r not in unmade]
         if dead:
             lines.append(f"    del {', '.join(f'r{r}' for r in dead)}")
     outputs = "".join(ref(r) + ", " for r in program.outputs)

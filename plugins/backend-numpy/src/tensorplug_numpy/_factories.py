@@ -91,7 +91,7 @@ def quiet(kernel: Kernel) -> Kernel:
 
 
 def unary(fn: Callable[[Any], Any]) -> Kernel:
-    """The quiet kernel applying ``fn`` to input ``x``."""
+    """The quiet kernel applying ``fn`` to input ``x``; ``kernel.applies`` is ``fn``."""
 
     def kernel(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
         runner = quiet_context()
@@ -100,11 +100,12 @@ def unary(fn: Callable[[Any], Any]) -> Kernel:
         return runner.run(fn, inputs["x"])
 
     kernel.__name__ = getattr(fn, "__name__", "unary")
+    kernel.applies = fn  # type: ignore[attr-defined]  # what a tp.function lowering calls directly
     return kernel
 
 
 def binary(fn: Callable[[Any, Any], Any]) -> Kernel:
-    """The quiet kernel applying ``fn`` to inputs ``a`` and ``b``."""
+    """The quiet kernel applying ``fn`` to inputs ``a`` and ``b``; ``kernel.applies`` is ``fn``."""
 
     def kernel(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
         runner = quiet_context()
@@ -113,6 +114,7 @@ def binary(fn: Callable[[Any, Any], Any]) -> Kernel:
         return runner.run(fn, inputs["a"], inputs["b"])
 
     kernel.__name__ = getattr(fn, "__name__", "binary")
+    kernel.applies = fn  # type: ignore[attr-defined]
     return kernel
 
 

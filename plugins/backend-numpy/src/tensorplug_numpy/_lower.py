@@ -1,9 +1,11 @@
 """How the numpy backend runs each step of a ``tp.function`` program (``NumpyBackend.lower_step``).
 
 The core's passes do the rest (folding, freeing, writing dead buffers, generating the replay); this module is
-a table: a step whose kernel is one of this plugin's own kernels below becomes the NumPy call that kernel's
-code makes (``Add`` is ``np.add(a, b)``, ``Sum`` is ``np.add.reduce(x, axis, keepdims=..., dtype=x.dtype)``),
-so the results are the kernel's bit for bit: only the kernel wrapper, its inputs dict and its attrs lookups go.
+a table: a step whose kernel is one of this plugin's own kernels becomes the NumPy call that kernel's code
+makes (every elementwise kernel made by the plugin's factories, as the function it applies: ``Add`` is
+``np.add(a, b)``; and a few rules for kernels whose call depends on attrs: ``Sum`` is ``np.add.reduce(x, axis,
+keepdims=..., dtype=x.dtype)``), so the results are the kernel's bit for bit: only the kernel wrapper, its
+inputs dict and its attrs lookups go.
 Every other step (one with a fast path or dtype rules of its own, an override, a fallback) calls its kernel.
 Nothing fuses, so no arithmetic changes. The whole replay runs in the kernels' quiet floating-point context
 (``_factories.quiet_context``), entered once per call: the direct calls give inf and NaN without a warning,
@@ -27,33 +29,14 @@ import tensorplug as tp
 from tensorplug_numpy import _binary, _linalg, _reduction, _shape, _unary
 from tensorplug_numpy._factories import quiet_context
 
-UFUNCS: dict[Any, np.ufunc] = {
-    _binary.add: np.add,
-    _binary.sub: np.subtract,
-    _binary.multiply: np.multiply,
-    _binary.maximum: np.maximum,
-    _binary.minimum: np.minimum,
-    _binary.equal: np.equal,
-    _binary.not_equal: np.not_equal,
-    _binary.less: np.less,
-    _binary.less_equal: np.less_equal,
-    _binary.greater: np.greater,
-    _binary.greater_equal: np.greater_equal,
-    _binary.logical_and: np.logical_and,
-    _binary.logical_or: np.logical_or,
-    _unary.neg: np.negative,
-    _unary.abs_: np.abs,
-    _unary.tanh: np.tanh,
-    _unary.atan: np.arctan,
-    _unary.asinh: np.arcsinh,
-    _unary.ceil: np.ceil,
-    _unary.floor: np.floor,
-    _unary.is_nan: np.isnan,
-    _unary.is_inf: np.isinf,
-    _unary.is_finite: np.isfinite,
-    _unary.logical_not: np.logical_not,
+ELEMENTWISE: dict[Any, Callable[..., Any]] = {
+    kernel: kernel.applies
+    for module in (_unary, _binary)
+    for kernel in vars(module).values()
+    if callable(kernel) and callable(getattr(kernel, "applies", None))
 }
-"""Kernel function -> the ufunc its code calls on its inputs (``a``, ``b`` or ``x``), nothing else."""
+"""This plugin's elementwise kernels made by its factories (``unary``, ``binary``, ``exact_unary``...) -> the
+function each applies to its inputs (``x``, or ``a`` and ``b``), nothing else: ``Add`` is ``np.add``."""
 
 Rule = Callable[[tp.Program, tp.Step], "tp.StepLowering | tp.Constant"]
 
@@ -109,11 +92,7 @@ RULES: dict[Any, Rule] = {
 }
 """Kernel function -> how its step runs, for the kernels whose call depends on the step's attrs or specs."""
 
-PURE = {
-    *(_binary.real_div, _binary.pow_, _binary.squared_difference, _reduction.mean, _reduction.prod),
-    *(_unary.exp, _unary.log, _unary.square, _unary.sqrt, _unary.rsqrt, _unary.reciprocal, _unary.sigmoid),
-    *(_shape.transpose, _shape.cast, _shape.identity, _shape.fill),
-}
+PURE = {_reduction.mean, _reduction.prod, _shape.transpose, _shape.cast, _shape.identity, _shape.fill}
 """Kernels kept as kernel calls whose result is a function of their inputs and attrs only (folded when their
 inputs are constants)."""
 
@@ -126,14 +105,16 @@ def lower_step(program: tp.Program, index: int) -> tp.StepLowering | tp.Constant
     step = program.steps[index]
     assert isinstance(step, tp.Step)
     function = step.function
-    ufunc = UFUNCS.get(function)
-    if ufunc is not None:
-        large = program.specs[step.outputs[0]].size >= _MIN_REUSE_SIZE
-        into = functools.partial(_into, ufunc) if large else None
-        return tp.StepLowering(ufunc, pure=True, fresh=True, reads_only=True, into=into)
     rule = RULES.get(function)
     if rule is not None:
         return rule(program, step)
+    fn = ELEMENTWISE.get(function)
+    if isinstance(fn, np.ufunc):  # a new array (0-d inputs aside), and no reference to its inputs kept
+        large = program.specs[step.outputs[0]].size >= _MIN_REUSE_SIZE
+        into = functools.partial(_into, fn) if large else None
+        return tp.StepLowering(fn, pure=True, fresh=True, reads_only=True, into=into)
+    if fn is not None:  # a function of the plugin's own (sigmoid, sign...): pure, but it may return a view
+        return tp.StepLowering(fn, pure=True)
     return _PURE_CALL if function in PURE else None
 
 
