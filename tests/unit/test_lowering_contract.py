@@ -3,6 +3,7 @@ replay calling convention), exercised the way an outside backend author would: f
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any
 
@@ -227,3 +228,30 @@ def test_a_pure_step_only_folded_steps_read_does_not_run(
     g(tp.tensor([2.0, 3.0]))
     g(tp.tensor([2.0, 3.0]))
     assert len(calls) == 3  # not said to be pure: it runs at every call
+
+
+def test_a_multiplication_by_ones_is_its_input_and_no_buffer_it_shares_is_written() -> None:
+    """x * ones (a gradient's seed times the first gradient) runs no kernel; the buffer it shares with x is
+    written into only once neither is read again."""
+    n = 1 << 15  # large enough for the numpy lowering's buffer reuse
+    ones = tp.ones((n,))
+    rng_values = rng.standard_normal(n).astype(np.float32)
+
+    def f(x: tp.Tensor) -> Any:
+        y = x * 2.0  # fresh: the replay owns it
+        z = y * ones  # y itself; y is read again below, so z's buffer is still y's
+        w = z + 1.0  # z dies here: writing w into z's buffer would change y
+        return w, y * 3.0, tp.grads(lambda a: tp.sum(tp.tanh(a)))([x])[0]
+
+    traced = tp.function(f)
+    x = tp.tensor(rng_values)
+    traced(x)
+    for _ in range(2):
+        got = traced(x)
+        assert [g.numpy().tobytes() for g in got] == [e.numpy().tobytes() for e in f(x)]
+    import inspect
+    import linecache
+
+    (entry,) = traced._cache.values()
+    source = "".join(linecache.getlines(inspect.unwrap(entry.replay).__code__.co_filename))
+    assert len(re.findall(r"^    r\d+ = r\d+$", source, re.M)) == 2  # y * ones, and the seed times the gradient

@@ -13,6 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
+from tensorplug import kernel_names as K
 from tensorplug._runtime._program import Assign, Constant, Program, Step, StepLowering
 
 __all__ = ["LowerStep", "Plan", "plan_steps", "prune", "release", "updates"]
@@ -97,16 +100,18 @@ class Plan:
     ``calls``: step index -> the backend's lowering of it, when it has a direct call; ``into``: step index ->
     the dead register its ``into`` writes into; ``folded``: register -> the value it has at every call (its
     step does not run); ``dropped``: pure steps that only folded steps read (the loss a gradient's seed was
-    shaped after, say), which do not run either.
+    shaped after, say), which do not run either; ``aliases``: step index -> the input register its output is,
+    for a multiplication by ones (the gradient's seed times the first gradient: ``x * 1`` is ``x``, bit for bit).
     """
 
     calls: dict[int, StepLowering] = field(default_factory=dict)
     into: dict[int, int] = field(default_factory=dict)
     folded: dict[int, Any] = field(default_factory=dict)
     dropped: set[int] = field(default_factory=set)
+    aliases: dict[int, int] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.calls or self.into or self.folded or self.dropped)
+        return bool(self.calls or self.into or self.folded or self.dropped or self.aliases)
 
 
 def plan_steps(program: Program, lower_step: LowerStep) -> Plan:
@@ -136,7 +141,15 @@ def plan_steps(program: Program, lower_step: LowerStep) -> Plan:
         if answer.call is not None:
             result.calls[i] = answer
     result.dropped = _unread(program, lowerings, result.folded)
+    result.aliases = _times_one(program, lowerings, known, result)
     owned = _owned(program, lowerings, result.folded)
+    for i, source in result.aliases.items():  # the output is the input's storage: owned while one of them lives
+        step = program.steps[i]
+        (out,) = step.outputs
+        if source in owned and source in step.free:
+            owned.add(out)
+        else:
+            owned.difference_update((source, out))
     for i, lowering in result.calls.items():
         step = program.steps[i]
         assert isinstance(step, Step)
@@ -171,6 +184,49 @@ def _fold(program: Program, step: Step, lowering: StepLowering, known: dict[int,
     for reg, raw in zip(step.outputs, values, strict=True):
         folded[reg] = known[reg] = raw
     return True
+
+
+_ONES_CHECKED = 1 << 16
+"""Elements up to which a constant is read to see whether it is all ones (the seeds of gradients are 1-d)."""
+
+
+def _times_one(
+    program: Program, lowerings: dict[int, StepLowering], known: dict[int, Any], plan: Plan
+) -> dict[int, int]:
+    """Multiply steps (whose kernel the backend lowered as pure: its own) of an input by a known all-ones value
+    of the same dtype and shape as the input and the output: the output is the input itself, bit for bit
+    (``x * 1`` is ``x`` for every float, -0.0, inf and NaN included, for ints, and ``x & True`` for bools)."""
+    aliases: dict[int, int] = {}
+    specs = program.specs
+    for i, lowering in lowerings.items():
+        step = program.steps[i]
+        if not isinstance(step, Step) or step.kernel != K.MULTIPLY or not lowering.pure or i in plan.dropped:
+            continue
+        (out,) = step.outputs
+        if out in plan.folded:
+            continue
+        inputs = dict(step.inputs)
+        a, b = inputs.get("a"), inputs.get("b")
+        for one, other in ((a, b), (b, a)):
+            if (
+                isinstance(one, int)
+                and isinstance(other, int)
+                and one in known
+                and specs[one] == specs[out] == specs[other]
+                and specs[one].size <= _ONES_CHECKED
+                and _all_ones(program, known[one])
+            ):
+                aliases[i] = other
+                break
+    return aliases
+
+
+def _all_ones(program: Program, raw: Any) -> bool:
+    try:
+        host = np.asarray(program.backend.to_host(raw))
+    except Exception:
+        return False
+    return bool(host.dtype.kind in "biuf" and (host == 1).all())
 
 
 def _unread(program: Program, lowerings: dict[int, StepLowering], folded: dict[int, Any]) -> set[int]:

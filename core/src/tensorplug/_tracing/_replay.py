@@ -64,7 +64,9 @@ def write_replay(program: Program, plan: Plan | None = None, *, label: str = "re
             outs = ", ".join(f"r{r}" for r in step.outputs)
             if step.sequence:
                 outs += "," if len(step.outputs) == 1 else ""
-            if i in plan.calls:
+            if i in plan.aliases:
+                expression = ref(plan.aliases[i])
+            elif i in plan.calls:
                 lowering = plan.calls[i]
                 args = [refs(r) for _, r in step.inputs]
                 for j, value in enumerate(lowering.args):
