@@ -155,9 +155,10 @@ class Function(Generic[P, R]):
                 leaves.append(a)
             else:
                 signature(fname, a, key, leaves, f"argument {i}")
-        for name in sorted(kwargs):
-            key.append(name)
-            signature(fname, kwargs[name], key, leaves, f"argument {name!r}")
+        if kwargs:
+            for name in sorted(kwargs):
+                key.append(name)
+                signature(fname, kwargs[name], key, leaves, f"argument {name!r}")
         n = len(leaves)
         if n > 2 or (n == 2 and leaves[0] is leaves[1]):
             pattern = aliases(leaves)  # the same tensor twice: one argument (its gradients are one)
