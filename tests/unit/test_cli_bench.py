@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +30,22 @@ NUMPY_ROWS = {
     "run_kernel Add, 1 element, no tape": ("np.add", 3.0),
     "run_kernel Add, 1 element, recording": ("np.add", 5.0),
     "a + b operator, 1 element, no tape": ("np.add", None),
-    "grad of sum(tanh(x*w+b)), 1 element": ("NumPy by hand", 5.0),
-    "MLP 64-32-10 batch 32, SGD step": ("NumPy by hand", 3.0),
+    "grad of sum(tanh(x*w+b)), 1 element": ("NumPy by hand", 10.0),
+    "MLP 64-32-10 batch 32, SGD step": ("NumPy by hand", 4.0),
     "MLP 784-256-256-10 batch 128, SGD step": ("NumPy by hand", 1.10),
-    "grad of sum(tanh(x*w+b)), 1 element, tp.function": ("NumPy by hand", 3.0),
-    "MLP 64-32-10 batch 32, SGD step, tp.function": ("NumPy by hand", 1.5),
-    "MLP 784-256-256-10 batch 128, SGD step, tp.function": ("NumPy by hand", 1.05),
+    "MLP 64-32-10 batch 32, SGD step, optimizer minimize": ("NumPy by hand", 4.0),
+    "MLP 784-256-256-10 batch 128, SGD step, optimizer minimize": ("NumPy by hand", 1.10),
+    "grad of sum(tanh(x*w+b)), 1 element, tp.function": ("NumPy by hand", 1.5),
+    "MLP 64-32-10 batch 32, SGD step, tp.function": ("NumPy by hand", 1.25),
+    "MLP 784-256-256-10 batch 128, SGD step, tp.function": ("NumPy by hand", 1.00),
+}
+# The numpy backend's eager rows also measured against raw PyTorch (its time taken from the torch backend's
+# process): the torch reference and the target of each.
+NUMPY_AGAINST_TORCH = {
+    "a + b operator, 1 element, no tape": ("torch.Tensor +", 1.0),
+    "grad of sum(tanh(x*w+b)), 1 element": ("torch.autograd.grad", 1.0),
+    "MLP 64-32-10 batch 32, SGD step": ("raw PyTorch eager", 1.0),
+    "MLP 784-256-256-10 batch 128, SGD step": ("raw PyTorch eager", None),
 }
 IMPORT_ROW = "python -c 'import tensorplug' (whole process)"
 
@@ -160,7 +171,7 @@ def test_hips_autograd_is_timed_for_comparison_when_installed() -> None:
     pytest.importorskip("autograd", reason="HIPS autograd is optional (nox -s tests installs it)")
     result = workloads.bench_autograd(QUICK)
     assert result.backend == "HIPS autograd"
-    eager = [name for name in NUMPY_ROWS if not name.endswith("tp.function")]
+    eager = [name for name in NUMPY_ROWS if not name.endswith(("tp.function", "minimize"))]
     assert [row.workload for row in result.rows] == [name for name in eager if "grad" in name or "MLP" in name]
     assert all(row.reference > 0 and row.tensorplug > 0 and row.target is None for row in result.rows)
     assert {row.reference_name for row in result.rows} == {"NumPy by hand"}
@@ -192,8 +203,8 @@ def test_each_side_gets_the_smallest_of_its_per_round_medians_with_repeats_inter
 def made_up_results(settings: timing.Settings) -> report.Results:
     """A met, a missed and a too-close target, and a row without one, with made-up times."""
     rows = [
-        workloads.Row("numpy", "cpu", "MLP 64-32-10 batch 32, SGD step, tp.function", "NumPy by hand", 1e-5, 1.2e-5),
-        workloads.Row("numpy", "cpu", "MLP 64-32-10 batch 32, SGD step", "NumPy by hand", 1e-5, 4e-5),
+        workloads.Row("numpy", "cpu", "MLP 64-32-10 batch 32, SGD step, tp.function", "NumPy by hand", 1e-5, 1.1e-5),
+        workloads.Row("numpy", "cpu", "MLP 64-32-10 batch 32, SGD step", "NumPy by hand", 1e-5, 5e-5),
         workloads.Row("numpy", "cpu", "a + b operator, 1 element, no tape", "np.add", 1e-7, 9e-7),
     ]
     backend = workloads.BackendResult("numpy", "cpu", "raw NumPy", rows, [])
@@ -208,12 +219,12 @@ def test_the_verdict_speaks_of_targets_and_not_history() -> None:
         "Verdict: 1 of 3 targets met, 1 missed, 1 too close to call (within 10% of the target either way, which a "
         "busy machine can swing from run to run).",
         "Missed:",
-        "- numpy (cpu), MLP 64-32-10 batch 32, SGD step: 4.00x (target: ≤ 3.00x NumPy by hand)",
+        "- numpy (cpu), MLP 64-32-10 batch 32, SGD step: 5.00x (target: ≤ 4.00x NumPy by hand)",
         "Too close to call:",
         "- python -c 'import tensorplug' (whole process): 1.20x (target: ≤ 1.25x import numpy, pluggy)",
     ]
     text = report.markdown_report(results)
-    row = "| numpy (cpu) | MLP 64-32-10 batch 32, SGD step | NumPy by hand | 10 µs | 40 µs | 4.00x | ≤ 3.00x | NO |"
+    row = "| numpy (cpu) | MLP 64-32-10 batch 32, SGD step | NumPy by hand | 10 µs | 50 µs | 5.00x | ≤ 4.00x | NO |"
     assert row in text
     assert "| 1.20x | ≤ 1.25x | close |" in text
     assert [(row["met"], row["verdict"]) for row in report.json_report(results)["rows"]] == [
@@ -232,7 +243,7 @@ def test_the_verdict_speaks_of_targets_and_not_history() -> None:
     [(1.35, "met"), (1.37, "close"), (1.5, "close"), (1.64, "close"), (1.66, "missed")],
 )
 def test_a_ratio_within_a_tenth_of_its_target_either_way_is_too_close_to_call(ratio: float, verdict: str) -> None:
-    row = workloads.Row("numpy", "cpu", "MLP 64-32-10 batch 32, SGD step, tp.function", "NumPy by hand", 1.0, ratio)
+    row = workloads.Row("numpy", "cpu", "grad of sum(tanh(x*w+b)), 1 element, tp.function", "NumPy by hand", 1.0, ratio)
     assert row.target == 1.5
     assert row.verdict == verdict
 
@@ -245,7 +256,52 @@ def test_quick_settings_judge_nothing() -> None:
     ]
     assert [row["met"] for row in report.json_report(results)["rows"]] == [None, None, None, None]
     assert [row["verdict"] for row in report.json_report(results)["rows"]] == [None, None, None, None]
-    assert "| ≤ 1.50x | - |" in report.markdown_report(results)
+    assert "| ≤ 1.25x | - |" in report.markdown_report(results)
+
+
+# -- the numpy backend against raw PyTorch ---------------------------------------------------------------------------
+
+
+def made_up_backend(backend: str, device: str, reference: str, references: dict[str, str]) -> workloads.BackendResult:
+    """A backend's eager rows with made-up times: 1 s for each reference, 2 s for tensorplug."""
+    rows = [workloads.Row(backend, device, name, ref, 1.0, 2.0) for name, ref in references.items()]
+    return workloads.BackendResult(backend, device, reference, rows, [])
+
+
+NUMPY_REFERENCES = {name: reference for name, (reference, _) in NUMPY_ROWS.items()}
+TORCH_REFERENCES = {name: reference for name, (reference, _) in NUMPY_AGAINST_TORCH.items()}
+
+
+def test_the_numpy_rows_face_raw_pytorch_timed_in_the_torch_process_of_the_same_run() -> None:
+    numpy_result = made_up_backend("numpy", "cpu", "raw NumPy", NUMPY_REFERENCES)
+    numpy_result.rows[:] = [replace(row, tensorplug=0.5) for row in numpy_result.rows]  # told apart from torch's
+    torch_result = made_up_backend("torch", "cpu", "raw PyTorch eager", TORCH_REFERENCES)
+    torch_result.rows[:] = [replace(row, reference=0.25) for row in torch_result.rows]
+    results = report.Results(FULL, "tensorplug bench", [numpy_result, torch_result])
+    against_torch = [
+        row
+        for row in results.rows
+        if row.backend == "numpy" and row.reference_name.startswith(("torch", "raw PyTorch"))
+    ]
+    assert [(row.workload, row.reference_name, row.target) for row in against_torch] == [
+        (name, reference, target) for name, (reference, target) in NUMPY_AGAINST_TORCH.items()
+    ]
+    for row in against_torch:  # numpy's tensorplug time over raw PyTorch's time
+        assert (row.tensorplug, row.reference, row.ratio) == (0.5, 0.25, 2.0)
+    assert any("from the torch backend's process of the same run" in line for line in report.references_text(results))
+    assert "| numpy (cpu) | grad of sum(tanh(x*w+b)), 1 element | torch.autograd.grad | 250 ms | 500 ms | 2.00x |" in (
+        report.markdown_report(results)
+    )
+
+
+def test_without_the_torch_backend_on_the_cpu_the_numpy_rows_face_raw_numpy_only() -> None:
+    numpy_result = made_up_backend("numpy", "cpu", "raw NumPy", NUMPY_REFERENCES)
+    on_cuda = made_up_backend("torch", "cuda:0", "raw PyTorch eager", TORCH_REFERENCES)
+    for backends in ([numpy_result], [numpy_result, on_cuda]):
+        results = report.Results(FULL, "tensorplug bench", backends)
+        assert report.cross_rows(backends) == []
+        assert len(results.rows) == sum(len(result.rows) for result in backends)
+        assert not any("torch backend's process" in line for line in report.references_text(results))
 
 
 # -- each backend in a process of its own -----------------------------------------------------------------------------

@@ -7,6 +7,8 @@ machine running them is.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -104,3 +106,15 @@ def test_torch_set_num_threads_one_silences_it(monkeypatch: pytest.MonkeyPatch) 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         TorchBackend("cpu")
+
+
+def test_the_threads_module_is_imported_when_first_used_not_by_import_tensorplug() -> None:
+    code = (
+        "import sys, tensorplug\n"
+        "print('tensorplug_torch._threads' in sys.modules, 'pathlib' in sys.modules)\n"
+        "from tensorplug_torch import ThreadsWarning\n"
+        "print(ThreadsWarning.__module__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "False", "tensorplug_torch._threads"]

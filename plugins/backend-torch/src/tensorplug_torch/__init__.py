@@ -4,7 +4,22 @@ Installing it is enough: tensorplug discovers it through its entry point,
 and torch itself is imported only when the backend is first initialised.
 """
 
-from tensorplug_torch._threads import ThreadsWarning
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tensorplug_torch._threads import ThreadsWarning
 
 __version__ = "0.1.0"
 __all__ = ["ThreadsWarning"]
+
+
+def __getattr__(name: str) -> Any:
+    """``ThreadsWarning``, imported on first use: its module brings pathlib, which ``import tensorplug`` (which
+    imports this package to reach the plugin module) does not need (2-3 ms of a ~105 ms import, measured)."""
+    if name == "ThreadsWarning":
+        from tensorplug_torch._threads import ThreadsWarning
+
+        return ThreadsWarning
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

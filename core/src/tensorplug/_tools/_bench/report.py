@@ -18,6 +18,7 @@ from tensorplug._inspection._profile import format_seconds as format_time
 from tensorplug._tools._bench.timing import THREAD_VARIABLES, Settings, thread_setting
 from tensorplug._tools._bench.workloads import (
     AUTOGRAD,
+    CROSS_WORKLOADS,
     JAX_EAGER,
     JAX_JIT,
     RECORDS_PER_SCOPE,
@@ -40,12 +41,33 @@ class Results:
 
     @property
     def rows(self) -> list[Row]:
-        rows = [row for result in self.backends for row in result.rows]
+        """Each backend's rows, then the numpy backend's against raw PyTorch (see ``cross_rows``), then the import
+        row."""
+        rows = [row for result in self.backends for row in result.rows] + cross_rows(self.backends)
         return rows if self.import_row is None else [*rows, self.import_row]
 
     @property
     def failures(self) -> list[str]:
         return [failure for result in self.backends for failure in result.failures]
+
+
+def cross_rows(backends: list[BackendResult]) -> list[Row]:
+    """The numpy backend's eager rows of CROSS_WORKLOADS against raw PyTorch on the CPU: tensorplug's time from
+    the numpy backend's process, raw PyTorch's from the torch backend's process of the same run (the two libraries'
+    thread pools are never timed in one process). None when either backend was not measured on the CPU."""
+    numpy_rows = {row.workload: row for result in backends if result.backend == "numpy" for row in result.rows}
+    torch_rows = {
+        row.workload: row
+        for result in backends
+        if result.backend == "torch" and result.device == "cpu"
+        for row in result.rows
+    }
+    rows = []
+    for workload in CROSS_WORKLOADS:
+        if workload in numpy_rows and workload in torch_rows:
+            ours, theirs = numpy_rows[workload], torch_rows[workload]
+            rows.append(Row("numpy", ours.device, workload, theirs.reference_name, theirs.reference, ours.tensorplug))
+    return rows
 
 
 HEADER = ["backend", "workload", "reference", "reference time", "tensorplug time", "ratio", "target", "met"]
@@ -154,6 +176,13 @@ def references_text(results: Results) -> list[str]:
         else:
             how = result.reference
         lines.append(f"- backend {result.backend} ({result.device}): against {how}")
+    if cross_rows(results.backends):
+        lines.append(
+            "- backend numpy (cpu), also against raw PyTorch eager on the CPU: the rows naming a torch reference hold "
+            "the numpy backend's time beside raw PyTorch's from the torch backend's process of the same run (each "
+            "backend is timed in a process of its own: torch's and NumPy's thread pools in one process slow each "
+            "other)"
+        )
     for name, why in results.skipped.items():
         lines.append(f"- backend {name}: not measured: {why}")
     return lines
@@ -251,6 +280,11 @@ def threads_text() -> str:
     return f"{chosen} (set by the user)"
 
 
+def plugins_text() -> str:
+    loaded = [info.distribution for info in tp.plugins() if info.status == "loaded" and info.name != "tensorplug"]
+    return ", ".join(loaded) or "none"
+
+
 def machine_description(results: Results) -> list[str]:
     return [
         f"- platform: {platform.platform()} ({platform.machine()})",
@@ -259,6 +293,7 @@ def machine_description(results: Results) -> list[str]:
         f"- numpy: {np.__version__} (BLAS: {blas_description()}); pluggy: {pluggy.__version__}; "
         f"tensorplug: {tp.__version__}",
         f"- installed backends: {', '.join(tp.list_backends())}",
+        f"- plugins loaded by `import tensorplug` (the import row): {plugins_text()}",
         f"- source: {source_revision()}",
         f"- load average (1, 5, 15 min) before the run: {results.load_before}; after: {load_average()}",
         f"- threads of the timing processes: {threads_text()}",
@@ -293,7 +328,9 @@ def markdown_report(results: Results) -> str:
             f"{settings.import_runs} runs. Ratio = tensorplug / reference; a target is the largest ratio a row may "
             "have (the rows ending in 'tp.function' replay a traced program, the others run op by op); a ratio "
             f'within {TOLERANCE:.0%} of its target either way is too close to call ("close"). Each backend\'s rows '
-            "are timed in a process of their own.",
+            "are timed in a process of their own (and so are HIPS autograd's and JAX's): torch's OpenMP threads and "
+            "NumPy's OpenBLAS threads slow each other down in one process. The numpy backend's rows against a torch "
+            "reference take that reference's time from the torch backend's process of the same run.",
             "",
             "Workloads: the dispatch rows call the kernel directly on 1-element float32 tensors; the recording row "
             f"records {RECORDS_PER_SCOPE} calls per gradient scope (opening and closing the scope included; raw "
@@ -303,8 +340,10 @@ def markdown_report(results: Results) -> str:
             "cross-entropy, backward, update; relu hidden layers; float32) with `tp.variable_grads` and "
             "`Variable.assign` against the same step written in NumPy (in raw PyTorch eager for the torch backend), "
             "each repeat starting from the same initial weights (the two are checked to give the same loss and "
-            "updated weights first). The rows ending in 'tp.function' time the same gradient and steps wrapped in "
-            "`tp.function`: traced once before timing, then every timed call replays the traced kernel program. "
+            "updated weights first); the rows ending in 'optimizer minimize' take the same step with "
+            "`tp.train.SGD(rate).minimize(loss, variables)`. The rows ending in 'tp.function' time the same "
+            "gradient and steps wrapped in `tp.function`: traced once before timing, then every timed call "
+            "replays the traced kernel program. "
             "On CUDA (any asynchronous device), each timed call waits for the device, in the reference and in "
             "tensorplug alike.",
             "",

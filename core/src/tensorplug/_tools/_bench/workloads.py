@@ -2,10 +2,11 @@
 
 The workloads: a 1-element ``run_kernel`` Add without and with a recording
 tape, the ``+`` operator, the gradient of sum(tanh(x*w+b)) for 1-element
-tensors, one SGD step of a small and of a big MLP, and the whole-process time
-of ``import tensorplug``; then the gradient and the two SGD steps again
-through ``tp.function`` (traced once, then replayed). Before any timing, each
-is checked to compute what its reference computes.
+tensors, one SGD step of a small and of a big MLP (with ``tp.variable_grads``
+and ``Variable.assign``, then with ``tp.train.SGD(...).minimize``), and the
+whole-process time of ``import tensorplug``; then the gradient and the two
+SGD steps again through ``tp.function`` (traced once, then replayed). Before
+any timing, each is checked to compute what its reference computes.
 """
 
 from __future__ import annotations
@@ -55,22 +56,44 @@ TRACED = ", tp.function"  # the same workload traced once, then replayed
 SMALL_GRAD_TRACED = SMALL_GRAD + TRACED
 SMALL_MLP_TRACED = SMALL_MLP + TRACED
 BIG_MLP_TRACED = BIG_MLP + TRACED
+MINIMIZE = ", optimizer minimize"  # the same step through tp.train.SGD(rate).minimize(loss, variables)
+SMALL_MLP_MINIMIZE = SMALL_MLP + MINIMIZE
+BIG_MLP_MINIMIZE = BIG_MLP + MINIMIZE
 
-# The targets: the largest ratio tensorplug / reference each (backend, workload) may have; the other rows are
-# shown only.
-TARGETS: dict[tuple[str | None, str], float] = {
-    ("numpy", DISPATCH): 3.0,
-    ("numpy", RECORDING): 5.0,
-    ("numpy", SMALL_GRAD): 5.0,
-    ("numpy", SMALL_MLP): 3.0,
-    ("numpy", BIG_MLP): 1.10,
-    ("torch", BIG_MLP): 1.10,  # on the CPU, and on CUDA when there is one
-    (None, IMPORT): 1.25,
-    ("numpy", SMALL_GRAD_TRACED): 3.0,
-    ("numpy", SMALL_MLP_TRACED): 1.5,
-    ("numpy", BIG_MLP_TRACED): 1.05,
-    ("torch", BIG_MLP_TRACED): 1.05,
+# The references, as the rows name them.
+HAND = "NumPy by hand"
+RAW_TORCH = "raw PyTorch eager"
+TORCH_GRAD = "torch.autograd.grad"
+TORCH_PLUS = "torch.Tensor +"
+
+# The targets: the largest ratio tensorplug / reference each (backend, workload, reference) may have; the other
+# rows are shown only. The numpy backend's rows against raw PyTorch compare it with the torch backend's
+# reference, timed in the torch backend's process of the same run (see cross_rows).
+TARGETS: dict[tuple[str | None, str, str], float] = {
+    ("numpy", DISPATCH, "np.add"): 3.0,
+    ("numpy", RECORDING, "np.add"): 5.0,
+    ("numpy", OPERATOR, TORCH_PLUS): 1.0,
+    ("numpy", SMALL_GRAD, HAND): 10.0,
+    ("numpy", SMALL_GRAD, TORCH_GRAD): 1.0,
+    ("numpy", SMALL_MLP, HAND): 4.0,
+    ("numpy", SMALL_MLP, RAW_TORCH): 1.0,
+    ("numpy", BIG_MLP, HAND): 1.10,
+    ("numpy", SMALL_MLP_MINIMIZE, HAND): 4.0,  # minimize: the targets of the step it takes
+    ("numpy", BIG_MLP_MINIMIZE, HAND): 1.10,
+    ("numpy", SMALL_GRAD_TRACED, HAND): 1.5,
+    ("numpy", SMALL_MLP_TRACED, HAND): 1.25,
+    ("numpy", BIG_MLP_TRACED, HAND): 1.00,
+    # torch: on the CPU, and on CUDA when there is one
+    ("torch", SMALL_GRAD, TORCH_GRAD): 1.10,
+    ("torch", SMALL_MLP, RAW_TORCH): 1.30,
+    ("torch", BIG_MLP, RAW_TORCH): 1.10,
+    ("torch", SMALL_MLP_MINIMIZE, RAW_TORCH): 1.30,
+    ("torch", BIG_MLP_MINIMIZE, RAW_TORCH): 1.10,
+    ("torch", BIG_MLP_TRACED, RAW_TORCH): 1.05,
+    (None, IMPORT, "import numpy, pluggy"): 1.25,
 }
+# The numpy backend's rows also measured against the torch backend's reference for the same workload.
+CROSS_WORKLOADS = (OPERATOR, SMALL_GRAD, SMALL_MLP, BIG_MLP)
 
 
 # A ratio within this fraction of its target, either way, is too close to call. On a busy machine one run's ratio
@@ -99,7 +122,7 @@ class Row:
     @property
     def target(self) -> float | None:
         """The largest ratio tensorplug / reference this row may have (None: shown for information, no target)."""
-        return TARGETS.get((self.backend, self.workload))
+        return TARGETS.get((self.backend, self.workload, self.reference_name))
 
     @property
     def ratio(self) -> float:
@@ -174,6 +197,17 @@ class TensorplugMLP:
         self.reset()
         loss = float(self.step().item())
         return loss, [p.numpy() for p in self.params]
+
+
+class MinimizeMLP(TensorplugMLP):
+    """The same SGD step as TensorplugMLP, through the optimizer: ``tp.train.SGD(rate).minimize(loss, variables)``."""
+
+    def __init__(self, problem: MLPProblem, prefix: str) -> None:
+        super().__init__(problem, prefix)
+        self.optimizer = tp.train.SGD(problem.learning_rate)
+
+    def step(self) -> tp.Tensor:
+        return self.optimizer.minimize(self.loss, self.params)
 
 
 class TracedMLP(TensorplugMLP):
@@ -267,14 +301,18 @@ class BackendBench:
             self.check(workload, df(x), expected, timed.name)
         return self.row(workload, timed.workload, timed.name, self.candidate("df(x)", {"df": df, "x": x}))
 
-    def mlp(self, workload: str, traced: bool = False) -> Row:
+    def mlp(self, workload: str, how: str = "") -> Row:
+        """The SGD step of ``workload``'s MLP; ``how``: "" (variable_grads and assign), MINIMIZE or TRACED."""
         sizes, batch = MLPS[workload]
         problem = make_problem(sizes, batch)
-        prefix = f"bench-{self.backend.name}-{'-'.join(map(str, sizes))}{'-traced' if traced else ''}"
+        kind, suffix = {"": (TensorplugMLP, ""), MINIMIZE: (MinimizeMLP, "-minimize"), TRACED: (TracedMLP, "-traced")}[
+            how
+        ]
+        prefix = f"bench-{self.backend.name}-{'-'.join(map(str, sizes))}{suffix}"
         reference = self.reference.mlp(problem)
-        with_tp = TracedMLP(problem, prefix) if traced else TensorplugMLP(problem, prefix)
-        if traced:
-            workload += TRACED
+        with_tp = kind(problem, prefix)
+        workload += how
+        if how == TRACED:
             with_tp.reset()
             with_tp.step()  # traced here: the check below compares a replay
         check_same_step(workload, self.backend.name, self.reference.mlp_name, reference, with_tp)
@@ -294,9 +332,11 @@ class BackendBench:
             (SMALL_GRAD, self.small_grad),
             (SMALL_MLP, lambda: self.mlp(SMALL_MLP)),
             (BIG_MLP, lambda: self.mlp(BIG_MLP)),
+            (SMALL_MLP_MINIMIZE, lambda: self.mlp(SMALL_MLP, MINIMIZE)),
+            (BIG_MLP_MINIMIZE, lambda: self.mlp(BIG_MLP, MINIMIZE)),
             (SMALL_GRAD_TRACED, lambda: self.small_grad(traced=True)),
-            (SMALL_MLP_TRACED, lambda: self.mlp(SMALL_MLP, traced=True)),
-            (BIG_MLP_TRACED, lambda: self.mlp(BIG_MLP, traced=True)),
+            (SMALL_MLP_TRACED, lambda: self.mlp(SMALL_MLP, TRACED)),
+            (BIG_MLP_TRACED, lambda: self.mlp(BIG_MLP, TRACED)),
         ]
 
 
