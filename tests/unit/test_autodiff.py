@@ -372,3 +372,24 @@ def test_variable_grads_unconnected_gradients_choice() -> None:
         tp.variable_grads(lambda: tp.sum(w), [w, unused], unconnected_gradients="raise")
     with pytest.raises(tp.InvalidArgumentError, match="'omit'"):
         tp.variable_grads(lambda: tp.sum(w), [w], unconnected_gradients="none")  # type: ignore[arg-type]
+
+
+def test_the_seed_is_never_recorded_by_an_outer_scope() -> None:
+    # Without an outer scope the seed is made directly (nothing could record it); inside one, under no_grad.
+    x = tp.tensor([0.5, 2.0])
+    outer = _Scope([x])
+    with outer:
+        inner = tp.grad(lambda x: tp.sum(x * x))(x)
+    names = [record.kernel_name for record in outer.tape.records]
+    assert "OnesLike" not in names
+    assert "Multiply" in names
+    assert inner.tolist() == [1.0, 4.0]
+    assert state.tape is None
+
+
+def test_pruning_follows_list_inputs() -> None:
+    x, c = tp.tensor([1.0, 2.0]), tp.tensor([3.0, 4.0])
+    g = tp.grad(lambda x: tp.sum(tp.add_n([c, x * 2.0, c])))(x)
+    assert g.tolist() == [2.0, 2.0]
+    with pytest.raises(tp.GradientError, match="no recorded kernel connects it to y"):
+        tp.grad(lambda x: tp.sum(tp.add_n([c, c])) + tp.sum(c))(x)

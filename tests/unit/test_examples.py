@@ -37,6 +37,13 @@ def test_bench_quick_runs(tmp_path: Path) -> None:
     assert "## Machine" in text
 
 
+def test_budget_quick_runs() -> None:
+    result = run_script(ROOT / "benchmarks" / "budget.py", "--quick")
+    assert result.returncode == 0, result.stdout + result.stderr
+    for line in ("dispatch: lookup, unwrap", "recording one kernel", "accumulation and checks", "= tp.grads"):
+        assert line in result.stdout, result.stdout
+
+
 def test_floors_quick_runs() -> None:
     result = run_script(ROOT / "benchmarks" / "floors.py", "--quick")
     assert result.returncode == 0, result.stdout + result.stderr

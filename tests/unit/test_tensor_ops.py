@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 import pickle
+import re
 import traceback
+from typing import Any
 
 import numpy as np
 import pytest
@@ -308,3 +310,24 @@ def test_an_axis_that_is_not_ints_gets_the_ops_error_even_when_unhashable() -> N
     # normalized axes are cached, keyed by the axis: an unhashable one must still reach the op's own check
     with pytest.raises(TypeError, match=r"sum: axis must be an int, a sequence of ints, or None; got \(\[0\],\)"):
         tp.sum(tp.ones((2, 3)), axis=([0],))
+
+
+@pytest.mark.parametrize(
+    ("shape", "error", "says"),
+    [
+        ((True, 2), tp.DTypeError, "shape must be an int or a sequence of ints, got (True, 2)"),
+        ((2, -3), tp.ShapeError, "shape (2, -3) has a negative dimension"),
+        ((2**31, 2**30), tp.ShapeError, "more elements than any backend can address"),
+        ((2.0, 1), tp.DTypeError, "shape must be an int or a sequence of ints, got (2.0, 1)"),
+    ],
+)
+def test_shape_tuples_that_are_not_plain_sizes_are_still_checked(shape: Any, error: type, says: str) -> None:
+    # Tuples of plain non-negative ints skip the general conversion; anything else still meets every check.
+    with pytest.raises(error, match=re.escape(says)):
+        tp.broadcast_to(tp.tensor([1.0, 2.0]), shape)
+
+
+def test_shape_tuples_of_numpy_ints_become_python_ints() -> None:
+    shape = tp.broadcast_to(tp.tensor([1.0, 2.0]), (np.int64(3), np.int32(2))).shape
+    assert shape == (3, 2)
+    assert all(type(d) is int for d in shape)

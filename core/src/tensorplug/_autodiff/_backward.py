@@ -53,12 +53,10 @@ def _path(records: list[Record], xs: Sequence[Tensor], y: Tensor) -> tuple[list[
     reachable = {id(x) for x in xs}
     forward = []
     for record in records:  # forward: keep the records that read a tensor depending on xs
-        for t in _input_tensors(record):
-            if id(t) in reachable:
-                forward.append(record)
-                for o in record.outputs:
-                    reachable.add(id(o))
-                break
+        if _reads(record, reachable):
+            forward.append(record)
+            for o in record.outputs:
+                reachable.add(id(o))
     needed = {id(y)}
     path = []
     for record in reversed(forward):  # backward: keep those whose outputs y depends on
@@ -69,6 +67,19 @@ def _path(records: list[Record], xs: Sequence[Tensor], y: Tensor) -> tuple[list[
                     needed.add(id(t))  # a superset of what matters: only outputs are looked up
                 break
     return path, reachable
+
+
+def _reads(record: Record, ids: set[int]) -> bool:
+    """Whether the record reads a tensor whose id is in ``ids`` (without listing its inputs: the forward pruning
+    asks it of every record)."""
+    for value in record.inputs.values():
+        if type(value) is list or type(value) is tuple:
+            for u in value:
+                if id(u) in ids:
+                    return True
+        elif id(value) in ids:
+            return True
+    return False
 
 
 def _gradient_spec(record: Record) -> GradientSpec:
@@ -212,6 +223,8 @@ def _seed(y: Any, dy: Any, fname: str) -> tuple[Tensor, Tensor]:
     if not is_floating(y.dtype):
         raise GradientError(f"{fname}: f returned {describe(y)}; only float outputs can be differentiated")
     if dy is None:
+        if state.tape is None:  # nothing records here (no outer scope): no_grad would change nothing
+            return y, ones_like(y)
         with no_grad():  # the seed is a constant: recording it would only send zeros back
             return y, ones_like(y)
     if not isinstance(dy, Tensor):

@@ -40,7 +40,8 @@ def scalar_like(value: bool | int | float, other: Tensor) -> Tensor:
 
 def binary_operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
     """Convert and promote two operands to one dtype, and check that their shapes broadcast."""
-    a, b = promote_operands(op, a, b)
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype == b.dtype):  # else nothing to promote
+        a, b = promote_operands(op, a, b)
     sa, sb = a._data.shape, b._data.shape
     if sa != sb:
         try:

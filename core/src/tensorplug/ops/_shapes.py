@@ -100,6 +100,13 @@ _MAX_ELEMENTS = 2**60  # elements of 8 bytes past this overflow a 64-bit byte co
 
 def normalize_shape(op: str, shape: Any) -> tuple[int, ...]:
     """A shape argument (an int or a sequence of ints) as a tuple of non-negative ints."""
+    if type(shape) is tuple:  # a shape taken from a tensor (what gradients pass): plain ints, checked in one loop
+        for d in shape:
+            if type(d) is not int or d < 0:
+                break
+        else:
+            if math.prod(shape) < _MAX_ELEMENTS:
+                return shape
     if isinstance(shape, Tensor):
         shape = shape.tolist()
     try:

@@ -1,0 +1,178 @@
+"""Where an eager op and a backward step spend their time, part by part (numpy backend, 1-element float32).
+
+``benchmarks/floors.py`` says how far the eager workloads are from their floors;
+this splits the time of one eager op and of one small gradient into the parts
+that the eager path adds around the kernels, each timed on its own (each part
+is the difference between two timings that differ only by it):
+
+1. One op, ``a + b``: the NumPy ufunc; the backend's kernel under the
+   ``kernel(inputs, attrs, backend)`` convention; dispatch (``run_kernel``:
+   table lookup, unwrapping, wrapping); the op's checks (conversion,
+   promotion, broadcasting); the ``+`` operator; recording on a tape.
+2. ``tp.grads`` of ``sum(tanh(x * w + b))``: the forward ops, their recording,
+   the scope and seed, pruning the tape to the path, and per backward record
+   the gradient lookup with its saved values, the gradient's own ops, and the
+   checks and accumulation of each input's gradient.
+
+    python benchmarks/budget.py            # ~15 s
+    python benchmarks/budget.py --quick    # a smoke run (the tests use it); its figures mean little
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import sys
+import time
+import timeit
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import tensorplug as tp
+from tensorplug._autodiff._backward import _accumulate, _call_gradient, _check_xs, _path, _Scope, _seed
+from tensorplug._runtime._engine import engine
+from tensorplug._runtime._state import state
+
+REPEATS = 15
+SECONDS = 0.05  # per repeat of each function
+
+
+def best(fn: Callable[[], Any]) -> float:
+    """The least seconds per call of ``fn`` over the repeats, less the cost of calling an empty function."""
+    number, elapsed = 1, 0.0
+    while elapsed < SECONDS / 10 and number < 1 << 20:
+        number *= 2
+        elapsed = timeit.timeit(fn, number=number)
+    number = max(1, int(number * SECONDS / elapsed))
+    empty = min(timeit.repeat(lambda: None, number=number, repeat=REPEATS)) / number
+    return min(timeit.repeat(fn, number=number, repeat=REPEATS)) / number - empty
+
+
+def ns(seconds: float) -> str:
+    return f"{seconds * 1e9:8.0f} ns"
+
+
+def one_op() -> list[tuple[str, float]]:
+    backend = tp.backend("numpy")
+    a32, b32 = np.array([1.5], np.float32), np.array([2.5], np.float32)
+    a, b = tp.tensor(a32), tp.tensor(b32)
+    inputs, raw = {"a": a, "b": b}, {"a": a32, "b": b32}
+    attrs: dict[str, Any] = {}
+    tp.run_kernel("Add", inputs)  # fills the dispatch table's entry
+    kernel = engine.tables["numpy"]["Add"]
+    ufunc = np.add
+    t_ufunc = best(lambda: ufunc(a32, b32))
+    t_kernel = best(lambda: kernel(raw, attrs, backend))
+    t_run = best(lambda: tp.run_kernel("Add", inputs))
+    t_op = best(lambda: tp.add(a, b))
+    t_operator = best(lambda: a + b)
+    scope = _Scope([a])
+    with scope:
+        t_taped = best(lambda: tp.run_kernel("Add", inputs))
+        scope.tape.records.clear()
+    return [
+        ("kernel: np.add", t_ufunc),
+        ("backend's kernel convention (fn(inputs, attrs, backend))", t_kernel - t_ufunc),
+        ("dispatch: lookup, unwrap, call, wrap (run_kernel)", t_run - t_kernel),
+        ("op checks: conversion, promotion, broadcast (tp.add)", t_op - t_run),
+        ("operator: Tensor.__add__ -> tp.add", t_operator - t_op),
+        ("= a + b, no tape", t_operator),
+        ("recording one kernel on a tape (watched input)", t_taped - t_run),
+    ]
+
+
+def small_grad() -> list[tuple[str, float]]:
+    """The phases of ``tp.grads``, timed in place (a copy of its steps with a clock read between them), as
+    the parts of one step measured on their own run faster than they do inside it (warm caches)."""
+    x, w, b = tp.tensor([0.3]), tp.tensor([0.7]), tp.tensor([0.1])
+
+    def f(x: tp.Tensor, w: tp.Tensor, b: tp.Tensor) -> tp.Tensor:
+        return tp.sum(tp.tanh(x * w + b))
+
+    df = tp.grads(f)
+    t_total = best(lambda: df([x, w, b]))
+    t_forward = best(lambda: f(x, w, b))
+    clock = time.perf_counter_ns
+    parts = ["checks", "forward", "seed", "path", "gradients", "accumulate", "loop", "tick"]
+    samples: dict[str, list[int]] = {part: [] for part in parts}
+    steps = max(200, int(SECONDS * 4e4))
+    gc.disable()  # as timeit does
+    try:
+        for _ in range(steps):
+            t: dict[str, int] = dict.fromkeys(parts, 0)
+            t0 = clock()
+            t1 = clock()
+            t["tick"] = t1 - t0
+            xs = _check_xs([x, w, b], "grads")
+            t2 = clock()
+            scope = _Scope(xs)
+            with scope:
+                y = f(*xs)
+            t3 = clock()
+            y, seed = _seed(y, None, "grads")
+            t4 = clock()
+            path, reachable = _path(scope.tape.records, xs, y)
+            t5 = clock()
+            grads = {id(y): seed}
+            for record in path:  # _backprop's loop, for single-output records
+                a = clock()
+                dy = grads.get(id(record.outputs[0]))
+                state.gradient_of = record.kernel_name
+                results = _call_gradient(record, dy)
+                results = [g() if callable(g) else g for g in results]
+                c = clock()
+                t["gradients"] += c - a
+                for (name, value), g in zip(record.inputs.items(), results, strict=True):
+                    if g is not None and id(value) in reachable:
+                        _accumulate(grads, record, name, value, g)
+                t["accumulate"] += clock() - c
+            state.gradient_of = None
+            t6 = clock()
+            t["checks"] = t2 - t1
+            t["forward"] = t3 - t2
+            t["seed"] = t4 - t3
+            t["path"] = t5 - t4
+            t["loop"] = t6 - t5 - t["gradients"] - t["accumulate"]
+            for part in parts:
+                samples[part].append(t[part])
+    finally:
+        gc.enable()
+    tick = statistics.median(samples.pop("tick"))
+    ticks = {"checks": 1, "forward": 1, "seed": 1, "path": 1, "gradients": 2 * len(path), "accumulate": len(path)}
+    m = {part: (statistics.median(v) - tick * ticks.get(part, 0)) * 1e-9 for part, v in samples.items()}
+    kernels = len(tp.profile(df, [x, w, b]).kernels)
+    backward_ops = kernels - 5  # four forward kernels and the seed
+    spent = sum(m.values())
+    return [
+        ("forward ops, no tape (4 kernels; on their own)", t_forward),
+        ("recording them (forward under a scope, in place, less the above)", m["forward"] - t_forward),
+        ("argument checks", m["checks"]),
+        ("seed (ones_like)", m["seed"]),
+        ("path pruning", m["path"]),
+        (f"gradient functions: lookup, saved values, their ops ({backward_ops} kernels)", m["gradients"]),
+        (f"accumulation and checks ({sum(len(r.inputs) for r in path)} input gradients)", m["accumulate"]),
+        ("the backward loop itself", m["loop"]),
+        ("the rest: tp.grads's wrapper, results, freeing the tape", t_total - spent),
+        ("= tp.grads(f)([x, w, b])", t_total),
+    ]
+
+
+def main(argv: list[str]) -> None:
+    global REPEATS, SECONDS
+    if "--quick" in argv:
+        REPEATS, SECONDS = 2, 0.002
+    tp.set_backend("numpy")
+    for title, rows in (
+        ("1. One eager op, a + b (1-element float32)", one_op()),
+        ("2. A gradient: tp.grads of sum(tanh(x * w + b)), 1 element", small_grad()),
+    ):
+        print(f"{title}\n")
+        for name, seconds in rows:
+            print(f"   {name:<78} {ns(seconds)}")
+        print()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
