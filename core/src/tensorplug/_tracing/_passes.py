@@ -145,6 +145,7 @@ def plan_steps(program: Program, lower_step: LowerStep) -> Plan:
     owned = _owned(program, lowerings, result.folded)
     for i, source in result.aliases.items():  # the output is the input's storage: owned while one of them lives
         step = program.steps[i]
+        assert isinstance(step, Step)
         (out,) = step.outputs
         if source in owned and source in step.free:
             owned.add(out)
