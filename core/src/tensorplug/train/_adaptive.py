@@ -6,9 +6,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from tensorplug._runtime._engine import run_kernel
 from tensorplug._runtime._tensor import Tensor
 from tensorplug._runtime._variable import Variable
 from tensorplug.ops import add, div, fill, mul, sqrt, square, sub
+from tensorplug.train._fused import APPLY_ADAM, fused_kernel, scalar_tensors
 from tensorplug.train._optimizer import FLOAT_EPSILON, Optimizer, Update, _decay_rate, _flag, _non_negative, _positive
 
 __all__ = ["Adagrad", "Adam", "RMSProp"]
@@ -53,9 +55,24 @@ class Adam(Optimizer):
     def _update(self, updates: list[Update], step: int) -> None:
         by_dtype: dict[str, tuple[float | Tensor, ...]] = {}
         by_step: dict[str, tuple[float | Tensor, ...]] = {}
+        tensors: dict[str, tuple[Tensor, ...]] = {}
+        fused = fused_kernel(APPLY_ADAM)
         for variable, g, slots in updates:
             b1, rest1, b2, rest2 = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
             step_size, epsilon = self._scalars(by_step, variable.dtype, step, self._corrections)
+            if fused:
+                names = ("beta1", "one_minus_beta1", "beta2", "one_minus_beta2", "step_size", "epsilon")
+                scalars = scalar_tensors(tensors, (b1, rest1, b2, rest2, step_size, epsilon), variable.dtype)
+                inputs = {
+                    "var": variable,
+                    "m": slots[0],
+                    "v": slots[1],
+                    "grad": g,
+                    **dict(zip(names, scalars, strict=False)),
+                }
+                new, slots[0], slots[1] = run_kernel(APPLY_ADAM, inputs)
+                variable.assign(new)
+                continue
             m = add(mul(slots[0], b1), mul(g, rest1))
             v = add(mul(slots[1], b2), mul(square(g), rest2))
             slots[0], slots[1] = m, v
