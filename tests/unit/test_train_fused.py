@@ -1,6 +1,6 @@
-"""tp.train's fused updates: a backend's ApplyGradientDescent / ApplyMomentum / ApplyAdam kernel runs a step
-where it is registered, computes what the ops compute bit for bit, writes none of its inputs, and a step whose
-kernel fails leaves every variable, slot and the step count as they were."""
+"""tp.train's fused updates: a backend's ApplyGradientDescent / ApplyMomentum / ApplyAdam / ApplyRMSProp /
+ApplyAdagrad kernel runs a step where it is registered, computes what the ops compute bit for bit, writes none
+of its inputs, and a step whose kernel fails leaves every variable, slot and the step count as they were."""
 
 from __future__ import annotations
 
@@ -17,6 +17,11 @@ OPTIMIZERS: dict[str, tuple[str, Callable[[], tp.train.Optimizer]]] = {
     "Momentum": ("ApplyMomentum", lambda: tp.train.Momentum(0.1, 0.9)),
     "Nesterov": ("ApplyMomentum", lambda: tp.train.Momentum(0.1, 0.9, use_nesterov=True)),
     "Adam": ("ApplyAdam", lambda: tp.train.Adam(0.01)),
+    "RMSProp": ("ApplyRMSProp", lambda: tp.train.RMSProp(0.01)),
+    "RMSProp-momentum": ("ApplyRMSProp", lambda: tp.train.RMSProp(0.01, momentum=0.9)),
+    "RMSProp-centered": ("ApplyRMSProp", lambda: tp.train.RMSProp(0.01, centered=True)),
+    "RMSProp-centered-momentum": ("ApplyRMSProp", lambda: tp.train.RMSProp(0.01, momentum=0.9, centered=True)),
+    "Adagrad": ("ApplyAdagrad", lambda: tp.train.Adagrad(0.1)),
 }
 SHAPES = [(3, 4), (), (5,)]  # a 0-d variable too: NumPy gives scalars there, which cannot be written into
 
@@ -116,3 +121,20 @@ def test_a_step_whose_fused_kernel_fails_changes_nothing(kind: str) -> None:
     assert calls == [1, 1]
     assert state_bytes(vs, opt) == before
     assert opt.iterations == 1
+
+
+@pytest.mark.usefixtures("tensorplug_registries")
+def test_a_kernel_registered_over_one_of_the_ops_is_still_called() -> None:
+    """The fused kernel stands for the backend's own Multiply and Sub: one the user put in their place runs."""
+    run = _resolved(tp.get_kernel("Multiply", "numpy").kernel)  # type: ignore[union-attr]
+    calls = []
+
+    def multiply(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        calls.append(1)
+        return run(inputs, attrs, backend)
+
+    with pytest.warns(tp.PluginWarning, match="shadows"):
+        tp.register_kernel("Multiply", "numpy", multiply, override=True)
+    vs = variables("float32", "user-multiply")
+    tp.train.SGD(0.1).apply_gradients(dict(zip(vs, gradients(0, "float32"), strict=True)))
+    assert calls == [1] * len(vs)

@@ -1,4 +1,5 @@
-"""The torch backend's fused optimizer updates (ApplyGradientDescent, ApplyMomentum, ApplyAdam): each optimizer's
+"""The torch backend's fused optimizer updates (ApplyGradientDescent, ApplyMomentum, ApplyAdam, ApplyRMSProp,
+ApplyAdagrad): each optimizer's
 step runs its kernel, gives the bits of the same step run op by op, and writes none of its inputs."""
 
 from __future__ import annotations
@@ -16,6 +17,11 @@ OPTIMIZERS: dict[str, tuple[str, Callable[[], tp.train.Optimizer]]] = {
     "Momentum": ("ApplyMomentum", lambda: tp.train.Momentum(0.1, 0.9)),
     "Nesterov": ("ApplyMomentum", lambda: tp.train.Momentum(0.1, 0.9, use_nesterov=True)),
     "Adam": ("ApplyAdam", lambda: tp.train.Adam(0.01)),
+    "RMSProp": ("ApplyRMSProp", lambda: tp.train.RMSProp(0.01)),
+    "RMSProp-momentum": ("ApplyRMSProp", lambda: tp.train.RMSProp(0.01, momentum=0.9)),
+    "RMSProp-centered": ("ApplyRMSProp", lambda: tp.train.RMSProp(0.01, centered=True)),
+    "RMSProp-centered-momentum": ("ApplyRMSProp", lambda: tp.train.RMSProp(0.01, momentum=0.9, centered=True)),
+    "Adagrad": ("ApplyAdagrad", lambda: tp.train.Adagrad(0.1)),
 }
 SHAPES = [(3, 4), (), (5,)]
 

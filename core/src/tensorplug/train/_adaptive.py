@@ -10,7 +10,7 @@ from tensorplug._runtime._engine import run_kernel
 from tensorplug._runtime._tensor import Tensor
 from tensorplug._runtime._variable import Variable
 from tensorplug.ops import add, div, fill, mul, sqrt, square, sub
-from tensorplug.train._fused import APPLY_ADAM, fused_kernel, scalar_tensors
+from tensorplug.train._fused import APPLY_ADAGRAD, APPLY_ADAM, APPLY_RMS_PROP, fused_kernel, scalar_tensors
 from tensorplug.train._optimizer import FLOAT_EPSILON, Optimizer, Update, _decay_rate, _flag, _non_negative, _positive
 
 __all__ = ["Adagrad", "Adam", "RMSProp"]
@@ -119,8 +119,27 @@ class RMSProp(Optimizer):
     def _update(self, updates: list[Update], step: int) -> None:
         by_dtype: dict[str, tuple[float | Tensor, ...]] = {}
         centered, with_momentum = self._structure()
+        tensors: dict[str, tuple[Tensor, ...]] = {}
+        fused = fused_kernel(APPLY_RMS_PROP)
         for variable, g, slots in updates:
             lr, rho, rest, momentum, epsilon = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
+            if fused:
+                names = ("lr", "rho", "one_minus_rho", "momentum", "epsilon")
+                scalars = scalar_tensors(tensors, (lr, rho, rest, momentum, epsilon), variable.dtype)
+                inputs = {
+                    "var": variable,
+                    "ms": slots[0],
+                    "mom": slots[1],
+                    "grad": g,
+                    **dict(zip(names, scalars, strict=True)),
+                }
+                if centered:
+                    inputs["mg"] = slots[2]
+                attrs = {"centered": centered, "use_momentum": with_momentum}
+                outputs = run_kernel(APPLY_RMS_PROP, inputs, attrs)
+                slots[:] = outputs[1:]
+                variable.assign(outputs[0])
+                continue
             ms = add(mul(slots[0], rho), mul(square(g), rest))
             slots[0] = ms
             if centered:
@@ -161,8 +180,16 @@ class Adagrad(Optimizer):
 
     def _update(self, updates: list[Update], step: int) -> None:
         by_dtype: dict[str, tuple[float | Tensor, ...]] = {}
+        tensors: dict[str, tuple[Tensor, ...]] = {}
+        fused = fused_kernel(APPLY_ADAGRAD)
         for variable, g, slots in updates:
             (lr,) = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
+            if fused:
+                lr_t, epsilon = scalar_tensors(tensors, (lr, FLOAT_EPSILON), variable.dtype)
+                inputs = {"var": variable, "accum": slots[0], "grad": g, "lr": lr_t, "epsilon": epsilon}
+                new, slots[0] = run_kernel(APPLY_ADAGRAD, inputs)
+                variable.assign(new)
+                continue
             accumulator = add(slots[0], square(g))
             slots[0] = accumulator
             variable.assign(sub(variable, mul(div(g, sqrt(add(accumulator, FLOAT_EPSILON))), lr)))

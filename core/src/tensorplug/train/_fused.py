@@ -3,7 +3,7 @@
 An optimizer's update written with ops makes a fresh tensor per op: SGD's
 ``w - lr * g`` two, Momentum's four, Adam's twelve. A backend may register
 the whole update as one kernel (``ApplyGradientDescent``, ``ApplyMomentum``,
-``ApplyAdam``, after TensorFlow's training kernels of those names) that
+``ApplyAdam``, ``ApplyRMSProp``, ``ApplyAdagrad``, after TensorFlow's training kernels) that
 computes the same operations in the same order, so the same bits, reusing
 the buffers it allocates itself: one fresh array per output. The inputs are
 never written, so a step that fails still leaves the variables and slots as
@@ -33,7 +33,15 @@ from tensorplug._runtime._state import state
 from tensorplug._runtime._tensor import Tensor
 from tensorplug.ops import tensor
 
-__all__ = ["APPLY_ADAM", "APPLY_GRADIENT_DESCENT", "APPLY_MOMENTUM", "fused_kernel", "scalar_tensors"]
+__all__ = [
+    "APPLY_ADAGRAD",
+    "APPLY_ADAM",
+    "APPLY_GRADIENT_DESCENT",
+    "APPLY_MOMENTUM",
+    "APPLY_RMS_PROP",
+    "fused_kernel",
+    "scalar_tensors",
+]
 
 APPLY_GRADIENT_DESCENT: Final = "ApplyGradientDescent"
 """Inputs ``var``, ``alpha``, ``delta``; returns ``var - delta * alpha``."""
@@ -45,14 +53,43 @@ APPLY_ADAM: Final = "ApplyAdam"
 ``step_size``, ``epsilon``; returns ``[var, m, v]``: ``m = m * beta1 + grad * one_minus_beta1``,
 ``v = v * beta2 + grad**2 * one_minus_beta2``, then ``var - m / (sqrt(v) + epsilon) * step_size``."""
 
+APPLY_RMS_PROP: Final = "ApplyRMSProp"
+"""Inputs ``var``, ``ms``, ``mom``, ``mg`` (centered only), ``grad``, ``lr``, ``rho``, ``one_minus_rho``,
+``momentum``, ``epsilon``, attrs ``centered``, ``use_momentum``; returns ``[var, ms, mom]`` (and ``mg``, centered):
+``ms = ms * rho + grad**2 * one_minus_rho``, centered ``mg = mg * rho + grad * one_minus_rho``, then
+``mom = grad * lr / sqrt((ms - mg**2 if centered else ms) + epsilon)`` (plus ``mom * momentum`` first, with
+momentum) and ``var - mom``."""
+APPLY_ADAGRAD: Final = "ApplyAdagrad"
+"""Inputs ``var``, ``accum``, ``grad``, ``lr``, ``epsilon``; returns ``[var, accum]``: ``accum = accum + grad**2``,
+then ``var - grad / sqrt(accum + epsilon) * lr``."""
+
 
 def fused_kernel(name: str) -> bool:
-    """Whether this step may run kernel ``name``: the active backend registers it, no ``tp.function`` traces and
-    no kernel observer is active (see the module docstring)."""
+    """Whether this step may run kernel ``name``: the active backend has it, and the kernels of the ops it stands
+    for are the backend's own (a kernel the user registered over one of them is still called); no
+    ``tp.function`` traces and no kernel observer is active (see the module docstring)."""
     if state.tracer is not None or state.observers or _observe.everywhere:
         return False
     backend = engine.active or engine.ensure_active()
-    return kernel_registry.get((name, backend.name)) is not None
+    if kernel_registry.get((name, backend.name)) is None:
+        return False
+    backend_spec = engine.specs.get(backend.name)
+    own = backend_spec.source if backend_spec is not None else None
+    for op_kernel in _OP_KERNELS[name]:
+        spec = kernel_registry.get((op_kernel, backend.name))
+        if spec is None or spec.source != own:
+            return False
+    return True
+
+
+_OP_KERNELS: dict[str, tuple[str, ...]] = {
+    APPLY_GRADIENT_DESCENT: ("Multiply", "Sub"),
+    APPLY_MOMENTUM: ("Multiply", "Add", "Sub"),
+    APPLY_ADAM: ("Multiply", "Add", "Square", "Sqrt", "RealDiv", "Sub"),
+    APPLY_RMS_PROP: ("Multiply", "Add", "Square", "Sub", "Sqrt", "RealDiv"),
+    APPLY_ADAGRAD: ("Add", "Square", "Sqrt", "RealDiv", "Multiply", "Sub"),
+}
+"""The kernels of the ops each fused update stands for."""
 
 
 def scalar_tensors(

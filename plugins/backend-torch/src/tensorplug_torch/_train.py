@@ -1,4 +1,5 @@
-"""The optimizers' fused updates (``ApplyGradientDescent``, ``ApplyMomentum``, ``ApplyAdam``; see
+"""The optimizers' fused updates (``ApplyGradientDescent``, ``ApplyMomentum``, ``ApplyAdam``, ``ApplyRMSProp``,
+``ApplyAdagrad``; see
 ``tensorplug.train._fused``): the torch calls the optimizers' ops would make, in their order, so the same bits,
 each result written into a tensor the kernel allocated itself. The inputs are never written."""
 
@@ -33,3 +34,30 @@ def apply_adam(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> A
     scratch = torch.sqrt(v, out=scratch).add_(inputs["epsilon"])
     scratch = torch.div(m, scratch, out=scratch).mul_(inputs["step_size"])
     return [torch.sub(inputs["var"], scratch, out=scratch), m, v]
+
+
+def apply_rms_prop(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+    grad, rho, rest = inputs["grad"], inputs["rho"], inputs["one_minus_rho"]
+    scratch = torch.square(grad).mul_(rest)
+    ms = torch.mul(inputs["ms"], rho).add_(scratch)
+    new_slots = [ms]
+    if attrs["centered"]:
+        mg = torch.mul(inputs["mg"], rho).add_(torch.mul(grad, rest, out=scratch))
+        scratch = torch.sub(ms, torch.square(mg, out=scratch), out=scratch).add_(inputs["epsilon"])
+    else:
+        scratch = torch.add(ms, inputs["epsilon"], out=scratch)
+    step = torch.mul(grad, inputs["lr"]).div_(scratch.sqrt_())
+    if attrs["use_momentum"]:
+        step = torch.add(torch.mul(inputs["mom"], inputs["momentum"]), step, out=step)
+    new_slots.append(step)
+    if attrs["centered"]:
+        new_slots.append(mg)
+    return [torch.sub(inputs["var"], step, out=scratch), *new_slots]
+
+
+def apply_adagrad(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+    grad = inputs["grad"]
+    accum = torch.add(inputs["accum"], torch.square(grad))
+    scratch = torch.add(accum, inputs["epsilon"]).sqrt_()
+    scratch = torch.div(grad, scratch, out=scratch).mul_(inputs["lr"])
+    return [torch.sub(inputs["var"], scratch, out=scratch), accum]

@@ -33,5 +33,7 @@ _FUSED_UPDATES = [
         ("ApplyGradientDescent", "apply_gradient_descent"),
         ("ApplyMomentum", "apply_momentum"),
         ("ApplyAdam", "apply_adam"),
+        ("ApplyRMSProp", "apply_rms_prop"),
+        ("ApplyAdagrad", "apply_adagrad"),
     ]
 ]
