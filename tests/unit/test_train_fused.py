@@ -1,6 +1,6 @@
-"""tp.train's fused updates: a backend's ApplyGradientDescent / ApplyMomentum / ApplyAdam / ApplyRMSProp /
-ApplyAdagrad kernel runs a step where it is registered, computes what the ops compute bit for bit, writes none
-of its inputs, and a step whose kernel fails leaves every variable, slot and the step count as they were."""
+"""tp.train's fused updates: the numpy backend's ApplyGradientDescent / ApplyMomentum / ApplyAdam /
+ApplyRMSProp / ApplyAdagrad runs each step, computes what the ops compute bit for bit, writes none of its inputs,
+and a step whose update fails leaves every variable, slot and the step count as they were."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
+from tensorplug_numpy._train import FUSED_UPDATES
 
 OPTIMIZERS: dict[str, tuple[str, Callable[[], tp.train.Optimizer]]] = {
     "SGD": ("ApplyGradientDescent", lambda: tp.train.SGD(0.1)),
@@ -40,36 +41,25 @@ def state_bytes(vs: list[tp.Variable], opt: tp.train.Optimizer) -> list[bytes]:
     return [v.numpy().tobytes() for v in vs] + [w.numpy().tobytes() for _, w in opt.get_weights()]
 
 
-@pytest.mark.usefixtures("tensorplug_registries")
 @pytest.mark.parametrize("kind", list(OPTIMIZERS))
-def test_a_step_runs_the_backends_fused_kernel(kind: str) -> None:
-    kernel_name, make = OPTIMIZERS[kind]
-    fused = tp.get_kernel(kernel_name, "numpy")
-    assert fused is not None
-    run = _resolved(fused.kernel)
+def test_a_step_runs_the_backends_fused_update(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    name, make = OPTIMIZERS[kind]
+    run = FUSED_UPDATES[name]
     calls: list[str] = []
 
     def counted(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
-        calls.append(kernel_name)
+        calls.append(name)
         return run(inputs, attrs, backend)
 
-    with pytest.warns(tp.PluginWarning, match="shadows"):
-        tp.register_kernel(kernel_name, "numpy", counted, override=True)
+    monkeypatch.setitem(FUSED_UPDATES, name, counted)
     vs = variables("float32", f"fused-{kind}")
     make().apply_gradients(dict(zip(vs, gradients(0, "float32"), strict=True)))
-    assert calls == [kernel_name] * len(vs)
-
-
-def _resolved(kernel: Any) -> Callable[..., Any]:
-    if callable(kernel):
-        return kernel  # type: ignore[no-any-return]
-    module, _, name = kernel.partition(":")
-    return getattr(__import__(module, fromlist=[name]), name)  # type: ignore[no-any-return]
+    assert calls == [name] * len(vs)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("kind", list(OPTIMIZERS))
-def test_the_fused_kernels_give_the_ops_bits(kind: str, dtype: str) -> None:
+def test_the_fused_updates_give_the_ops_bits(kind: str, dtype: str) -> None:
     """Under tp.profile (an observer), a step runs op by op, as before: both ways give the same bytes."""
     _, make = OPTIMIZERS[kind]
     fused_vs, ops_vs = variables(dtype, f"bits-f-{kind}"), variables(dtype, f"bits-o-{kind}")
@@ -83,7 +73,7 @@ def test_the_fused_kernels_give_the_ops_bits(kind: str, dtype: str) -> None:
 
 
 @pytest.mark.parametrize("kind", list(OPTIMIZERS))
-def test_the_fused_kernels_write_none_of_their_inputs(kind: str) -> None:
+def test_the_fused_updates_write_none_of_their_inputs(kind: str) -> None:
     _, make = OPTIMIZERS[kind]
     vs = variables("float32", f"inputs-{kind}")
     opt = make()
@@ -97,11 +87,10 @@ def test_the_fused_kernels_write_none_of_their_inputs(kind: str) -> None:
     assert all(t._data is r for t, r in zip(shared, raw, strict=True))
 
 
-@pytest.mark.usefixtures("tensorplug_registries")
 @pytest.mark.parametrize("kind", list(OPTIMIZERS))
-def test_a_step_whose_fused_kernel_fails_changes_nothing(kind: str) -> None:
-    kernel_name, make = OPTIMIZERS[kind]
-    run = _resolved(tp.get_kernel(kernel_name, "numpy").kernel)  # type: ignore[union-attr]
+def test_a_step_whose_fused_update_fails_changes_nothing(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    name, make = OPTIMIZERS[kind]
+    run = FUSED_UPDATES[name]
     vs = variables("float32", f"fails-{kind}")
     opt = make()
     opt.apply_gradients(dict(zip(vs, gradients(0, "float32"), strict=True)))
@@ -111,12 +100,13 @@ def test_a_step_whose_fused_kernel_fails_changes_nothing(kind: str) -> None:
     def second_fails(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
         calls.append(1)
         if len(calls) == 2:
-            raise RuntimeError("out of memory")
+            raise MemoryError("no room")
         return run(inputs, attrs, backend)
 
-    with pytest.warns(tp.PluginWarning, match="shadows"):
-        tp.register_kernel(kernel_name, "numpy", second_fails, override=True)
-    with pytest.raises(tp.KernelError, match=kernel_name):
+    monkeypatch.setitem(FUSED_UPDATES, name, second_fails)
+    with pytest.raises(
+        tp.KernelError, match=rf"fused update '{name}' on backend 'numpy' failed for inputs var=float32\[\]"
+    ):
         opt.apply_gradients(dict(zip(vs, gradients(1, "float32"), strict=True)))
     assert calls == [1, 1]
     assert state_bytes(vs, opt) == before
@@ -125,8 +115,9 @@ def test_a_step_whose_fused_kernel_fails_changes_nothing(kind: str) -> None:
 
 @pytest.mark.usefixtures("tensorplug_registries")
 def test_a_kernel_registered_over_one_of_the_ops_is_still_called() -> None:
-    """The fused kernel stands for the backend's own Multiply and Sub: one the user put in their place runs."""
-    run = _resolved(tp.get_kernel("Multiply", "numpy").kernel)  # type: ignore[union-attr]
+    """The fused update stands for the backend's own Multiply and Sub: one the user put in their place runs."""
+    from tensorplug_numpy._binary import multiply as run
+
     calls = []
 
     def multiply(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:

@@ -6,11 +6,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tensorplug._runtime._engine import run_kernel
 from tensorplug._runtime._tensor import Tensor
 from tensorplug._runtime._variable import Variable
 from tensorplug.ops import add, div, fill, mul, sqrt, square, sub
-from tensorplug.train._fused import APPLY_ADAGRAD, APPLY_ADAM, APPLY_RMS_PROP, fused_kernel, scalar_tensors
+from tensorplug.train._fused import APPLY_ADAGRAD, APPLY_ADAM, APPLY_RMS_PROP, fused_update, scalar_tensors
 from tensorplug.train._optimizer import FLOAT_EPSILON, Optimizer, Update, _decay_rate, _flag, _non_negative, _positive
 
 __all__ = ["Adagrad", "Adam", "RMSProp"]
@@ -56,11 +55,11 @@ class Adam(Optimizer):
         by_dtype: dict[str, tuple[float | Tensor, ...]] = {}
         by_step: dict[str, tuple[float | Tensor, ...]] = {}
         tensors: dict[str, tuple[Tensor, ...]] = {}
-        fused = fused_kernel(APPLY_ADAM)
+        fused = fused_update(APPLY_ADAM)
         for variable, g, slots in updates:
             b1, rest1, b2, rest2 = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
             step_size, epsilon = self._scalars(by_step, variable.dtype, step, self._corrections)
-            if fused:
+            if fused is not None:
                 names = ("beta1", "one_minus_beta1", "beta2", "one_minus_beta2", "step_size", "epsilon")
                 scalars = scalar_tensors(tensors, (b1, rest1, b2, rest2, step_size, epsilon), variable.dtype)
                 inputs = {
@@ -70,7 +69,7 @@ class Adam(Optimizer):
                     "grad": g,
                     **dict(zip(names, scalars, strict=False)),
                 }
-                new, slots[0], slots[1] = run_kernel(APPLY_ADAM, inputs)
+                new, slots[0], slots[1] = fused(inputs)
                 variable.assign(new)
                 continue
             m = add(mul(slots[0], b1), mul(g, rest1))
@@ -120,10 +119,10 @@ class RMSProp(Optimizer):
         by_dtype: dict[str, tuple[float | Tensor, ...]] = {}
         centered, with_momentum = self._structure()
         tensors: dict[str, tuple[Tensor, ...]] = {}
-        fused = fused_kernel(APPLY_RMS_PROP)
+        fused = fused_update(APPLY_RMS_PROP)
         for variable, g, slots in updates:
             lr, rho, rest, momentum, epsilon = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
-            if fused:
+            if fused is not None:
                 names = ("lr", "rho", "one_minus_rho", "momentum", "epsilon")
                 scalars = scalar_tensors(tensors, (lr, rho, rest, momentum, epsilon), variable.dtype)
                 inputs = {
@@ -136,7 +135,7 @@ class RMSProp(Optimizer):
                 if centered:
                     inputs["mg"] = slots[2]
                 attrs = {"centered": centered, "use_momentum": with_momentum}
-                outputs = run_kernel(APPLY_RMS_PROP, inputs, attrs)
+                outputs = fused(inputs, attrs)
                 slots[:] = outputs[1:]
                 variable.assign(outputs[0])
                 continue
@@ -181,13 +180,13 @@ class Adagrad(Optimizer):
     def _update(self, updates: list[Update], step: int) -> None:
         by_dtype: dict[str, tuple[float | Tensor, ...]] = {}
         tensors: dict[str, tuple[Tensor, ...]] = {}
-        fused = fused_kernel(APPLY_ADAGRAD)
+        fused = fused_update(APPLY_ADAGRAD)
         for variable, g, slots in updates:
             (lr,) = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
-            if fused:
+            if fused is not None:
                 lr_t, epsilon = scalar_tensors(tensors, (lr, FLOAT_EPSILON), variable.dtype)
                 inputs = {"var": variable, "accum": slots[0], "grad": g, "lr": lr_t, "epsilon": epsilon}
-                new, slots[0] = run_kernel(APPLY_ADAGRAD, inputs)
+                new, slots[0] = fused(inputs)
                 variable.assign(new)
                 continue
             accumulator = add(slots[0], square(g))

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorplug._runtime._engine import run_kernel
 from tensorplug._runtime._tensor import Tensor
 from tensorplug.ops import add, mul, sub
-from tensorplug.train._fused import APPLY_GRADIENT_DESCENT, APPLY_MOMENTUM, fused_kernel, scalar_tensors
+from tensorplug.train._fused import APPLY_GRADIENT_DESCENT, APPLY_MOMENTUM, fused_update, scalar_tensors
 from tensorplug.train._optimizer import Optimizer, Update, _flag, _non_negative
 
 __all__ = ["SGD", "Momentum"]
@@ -34,12 +33,12 @@ class SGD(Optimizer):
     def _update(self, updates: list[Update], step: int) -> None:
         by_dtype: dict[str, tuple[float | Tensor, ...]] = {}
         tensors: dict[str, tuple[Tensor, ...]] = {}
-        fused = fused_kernel(APPLY_GRADIENT_DESCENT)
+        fused = fused_update(APPLY_GRADIENT_DESCENT)
         for variable, g, _ in updates:
             (lr,) = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
-            if fused:
+            if fused is not None:
                 (alpha,) = scalar_tensors(tensors, (lr,), variable.dtype)
-                new = run_kernel(APPLY_GRADIENT_DESCENT, {"var": variable, "alpha": alpha, "delta": g})
+                (new,) = fused({"var": variable, "alpha": alpha, "delta": g})
                 variable.assign(new)
             else:
                 variable.assign(sub(variable, mul(g, lr)))
@@ -73,13 +72,13 @@ class Momentum(Optimizer):
         by_dtype: dict[str, tuple[float | Tensor, ...]] = {}
         (nesterov,) = self._structure()
         tensors: dict[str, tuple[Tensor, ...]] = {}
-        fused = fused_kernel(APPLY_MOMENTUM)
+        fused = fused_update(APPLY_MOMENTUM)
         for variable, g, slots in updates:
             lr, m = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
-            if fused:
+            if fused is not None:
                 lr_t, m_t = scalar_tensors(tensors, (lr, m), variable.dtype)
                 inputs = {"var": variable, "accum": slots[0], "lr": lr_t, "grad": g, "momentum": m_t}
-                new, slots[0] = run_kernel(APPLY_MOMENTUM, inputs, {"use_nesterov": nesterov})
+                new, slots[0] = fused(inputs, {"use_nesterov": nesterov})
                 variable.assign(new)
                 continue
             accumulation = add(mul(slots[0], m), g)

@@ -1,7 +1,7 @@
-"""The optimizers' fused updates (``ApplyGradientDescent``, ``ApplyMomentum``, ``ApplyAdam``, ``ApplyRMSProp``,
-``ApplyAdagrad``; see
-``tensorplug.train._fused``): the NumPy calls the optimizers' ops would make, in their order, so the same bits,
-each result written into a buffer the kernel allocated itself. The inputs are never written."""
+"""The optimizers' fused updates, which the backend offers through ``fused_update`` (``ApplyGradientDescent``,
+``ApplyMomentum``, ``ApplyAdam``, ``ApplyRMSProp``, ``ApplyAdagrad``; see ``tensorplug.train._fused``): the NumPy
+calls the optimizers' ops would make, in their order, so the same bits, each result written into a buffer the
+update allocated itself. The inputs are never written."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def _into(ufunc: np.ufunc, *args: Any, out: Any) -> Any:
 @quiet
 def apply_gradient_descent(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     step = np.multiply(inputs["delta"], inputs["alpha"])
-    return _into(np.subtract, inputs["var"], step, out=step)
+    return [_into(np.subtract, inputs["var"], step, out=step)]
 
 
 @quiet
@@ -94,3 +94,13 @@ def apply_adagrad(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -
     scratch = _into(np.divide, grad, scratch, out=scratch)
     scratch = _into(np.multiply, scratch, inputs["lr"], out=scratch)
     return [_into(np.subtract, inputs["var"], scratch, out=scratch), accum]
+
+
+FUSED_UPDATES = {
+    "ApplyGradientDescent": apply_gradient_descent,
+    "ApplyMomentum": apply_momentum,
+    "ApplyAdam": apply_adam,
+    "ApplyRMSProp": apply_rms_prop,
+    "ApplyAdagrad": apply_adagrad,
+}
+"""The fused updates by name (``Backend.fused_update``)."""

@@ -1,7 +1,7 @@
-"""The optimizers' fused updates (``ApplyGradientDescent``, ``ApplyMomentum``, ``ApplyAdam``, ``ApplyRMSProp``,
-``ApplyAdagrad``; see
-``tensorplug.train._fused``): the torch calls the optimizers' ops would make, in their order, so the same bits,
-each result written into a tensor the kernel allocated itself. The inputs are never written."""
+"""The optimizers' fused updates, which the backend offers through ``fused_update`` (``ApplyGradientDescent``,
+``ApplyMomentum``, ``ApplyAdam``, ``ApplyRMSProp``, ``ApplyAdagrad``; see ``tensorplug.train._fused``): the torch
+calls the optimizers' ops would make, in their order, so the same bits, each result written into a buffer the
+update allocated itself. The inputs are never written."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import torch
 
 def apply_gradient_descent(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     step = torch.mul(inputs["delta"], inputs["alpha"])
-    return torch.sub(inputs["var"], step, out=step)
+    return [torch.sub(inputs["var"], step, out=step)]
 
 
 def apply_momentum(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
@@ -61,3 +61,13 @@ def apply_adagrad(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -
     scratch = torch.add(accum, inputs["epsilon"]).sqrt_()
     scratch = torch.div(grad, scratch, out=scratch).mul_(inputs["lr"])
     return [torch.sub(inputs["var"], scratch, out=scratch), accum]
+
+
+FUSED_UPDATES = {
+    "ApplyGradientDescent": apply_gradient_descent,
+    "ApplyMomentum": apply_momentum,
+    "ApplyAdam": apply_adam,
+    "ApplyRMSProp": apply_rms_prop,
+    "ApplyAdagrad": apply_adagrad,
+}
+"""The fused updates by name (``Backend.fused_update``)."""

@@ -23,17 +23,4 @@ def tensorplug_backends() -> list[BackendSpec]:
 
 @hookimpl
 def tensorplug_kernels() -> list[KernelSpec]:
-    return [*catalogue_kernels(BACKEND, _PACKAGE), *_FUSED_UPDATES]
-
-
-# The optimizers' fused updates (tensorplug.train): kernels beyond the catalogue, which backends may leave out.
-_FUSED_UPDATES = [
-    KernelSpec(name, BACKEND, f"{_PACKAGE}._train:{function}")
-    for name, function in [
-        ("ApplyGradientDescent", "apply_gradient_descent"),
-        ("ApplyMomentum", "apply_momentum"),
-        ("ApplyAdam", "apply_adam"),
-        ("ApplyRMSProp", "apply_rms_prop"),
-        ("ApplyAdagrad", "apply_adagrad"),
-    ]
-]
+    return catalogue_kernels(BACKEND, _PACKAGE)
