@@ -61,7 +61,7 @@ class Adam(Optimizer):
             step_size, epsilon = self._scalars(by_step, variable.dtype, step, self._corrections)
             if fused is not None:
                 names = ("beta1", "one_minus_beta1", "beta2", "one_minus_beta2", "step_size", "epsilon")
-                scalars = scalar_tensors(tensors, (b1, rest1, b2, rest2, step_size, epsilon), variable.dtype)
+                scalars = scalar_tensors(tensors, (b1, rest1, b2, rest2, step_size, epsilon), variable)
                 inputs = {
                     "var": variable,
                     "m": slots[0],
@@ -124,7 +124,7 @@ class RMSProp(Optimizer):
             lr, rho, rest, momentum, epsilon = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
             if fused is not None:
                 names = ("lr", "rho", "one_minus_rho", "momentum", "epsilon")
-                scalars = scalar_tensors(tensors, (lr, rho, rest, momentum, epsilon), variable.dtype)
+                scalars = scalar_tensors(tensors, (lr, rho, rest, momentum, epsilon), variable)
                 inputs = {
                     "var": variable,
                     "ms": slots[0],
@@ -184,7 +184,7 @@ class Adagrad(Optimizer):
         for variable, g, slots in updates:
             (lr,) = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
             if fused is not None:
-                lr_t, epsilon = scalar_tensors(tensors, (lr, FLOAT_EPSILON), variable.dtype)
+                lr_t, epsilon = scalar_tensors(tensors, (lr, FLOAT_EPSILON), variable)
                 inputs = {"var": variable, "accum": slots[0], "grad": g, "lr": lr_t, "epsilon": epsilon}
                 new, slots[0] = fused(inputs)
                 variable.assign(new)

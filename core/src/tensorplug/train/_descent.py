@@ -37,7 +37,7 @@ class SGD(Optimizer):
         for variable, g, _ in updates:
             (lr,) = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
             if fused is not None:
-                (alpha,) = scalar_tensors(tensors, (lr,), variable.dtype)
+                (alpha,) = scalar_tensors(tensors, (lr,), variable)
                 (new,) = fused({"var": variable, "alpha": alpha, "delta": g})
                 variable.assign(new)
             else:
@@ -76,7 +76,7 @@ class Momentum(Optimizer):
         for variable, g, slots in updates:
             lr, m = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
             if fused is not None:
-                lr_t, m_t = scalar_tensors(tensors, (lr, m), variable.dtype)
+                lr_t, m_t = scalar_tensors(tensors, (lr, m), variable)
                 inputs = {"var": variable, "accum": slots[0], "lr": lr_t, "grad": g, "momentum": m_t}
                 new, slots[0] = fused(inputs, {"use_nesterov": nesterov})
                 variable.assign(new)

@@ -35,7 +35,7 @@ from tensorplug._runtime._errors import KernelError, TensorplugError
 from tensorplug._runtime._registry import kernel_registry
 from tensorplug._runtime._state import state
 from tensorplug._runtime._tensor import Tensor, describe, wrap_storage
-from tensorplug.ops import tensor
+from tensorplug.ops._promote import scalar_like
 
 __all__ = [
     "APPLY_ADAGRAD",
@@ -133,11 +133,12 @@ def fused_update(name: str) -> FusedUpdate | None:
 
 
 def scalar_tensors(
-    by_dtype: dict[str, tuple[Tensor, ...]], values: tuple[float | Tensor, ...], dtype: str
+    by_dtype: dict[str, tuple[Tensor, ...]], values: tuple[float | Tensor, ...], variable: Tensor
 ) -> tuple[Tensor, ...]:
-    """A step's host numbers as scalar tensors of ``dtype``, what the ops make of them (a Python float takes the
-    other operand's dtype); made once per step and dtype (kept in ``by_dtype``)."""
+    """A step's host numbers as the scalar tensors the ops would make of them beside ``variable`` (the same
+    cached tensors: a Python float takes the variable's dtype); once per step and dtype (kept in ``by_dtype``)."""
+    dtype = variable.dtype
     scalars = by_dtype.get(dtype)
     if scalars is None:
-        scalars = by_dtype[dtype] = tuple(v if isinstance(v, Tensor) else tensor(v, dtype) for v in values)
+        scalars = by_dtype[dtype] = tuple(v if isinstance(v, Tensor) else scalar_like(v, variable) for v in values)
     return scalars
