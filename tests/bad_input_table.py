@@ -1609,8 +1609,48 @@ def _other_specs() -> list[OpSpec]:
     ]
 
 
+@st.composite
+def optimizer_calls(draw: Any) -> Call:
+    """A variable's initial value (any dtype) and a gradient: mostly of its shape and dtype, sometimes not."""
+    w = draw(arrays(max_rank=4))
+    kind = draw(st.integers(0, 5))
+    if kind == 0:
+        return Call((w, draw(arrays(max_rank=4))))
+    if kind == 1:
+        return Call((w, draw(scalars())))
+    return Call((w, draw(arrays((w.dtype.name,), shape=w.shape))))
+
+
+def _optimizer_steps(make: Callable[[], tp.train.Optimizer]) -> Callable[[Any, Any], tp.Tensor]:
+    """Two steps of the optimizer on a new variable holding ``w``, with gradient ``g`` (the second with slots)."""
+
+    def steps(w: Any, g: Any) -> tp.Tensor:
+        v = tp.variable(w)
+        opt = make()
+        opt.apply_gradients({v: g})
+        opt.apply_gradients({v: g})
+        return v
+
+    return steps
+
+
+def _train_specs() -> list[OpSpec]:
+    """The optimizers' updates (ops, or the backend's fused update per variable), through apply_gradients."""
+    optimizers: list[tuple[str, Callable[[], tp.train.Optimizer], tuple[str, ...]]] = [
+        ("SGD", lambda: tp.train.SGD(0.1), ("Multiply", "Sub")),
+        ("Momentum", lambda: tp.train.Momentum(0.1, 0.9, use_nesterov=True), ("Multiply", "Add", "Sub")),
+        ("Adam", lambda: tp.train.Adam(0.01), ("Multiply", "Add", "Square", "Sqrt", "RealDiv", "Sub")),
+        ("RMSProp", lambda: tp.train.RMSProp(0.01, momentum=0.9, centered=True), ("Multiply", "Add", "Sqrt")),
+        ("Adagrad", lambda: tp.train.Adagrad(0.1), ("Add", "Square", "Sqrt", "RealDiv")),
+    ]
+    return [
+        OpSpec(f"{name}.apply_gradients", _optimizer_steps(make), kernels, optimizer_calls(), None)
+        for name, make, kernels in optimizers
+    ]
+
+
 SPECS: list[OpSpec] = _unary_specs() + _binary_specs() + _reduction_specs() + _shape_specs() + _nn_specs()
-SPECS += _other_specs()
+SPECS += _other_specs() + _train_specs()
 
 # Public names that are the same function as a tabled op under another name.
 ALIASES = {"multiply": "mul", "divide": "div", "subtract": "sub", "floor_divide": "floor_div"}

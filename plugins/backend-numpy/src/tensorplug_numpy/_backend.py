@@ -28,6 +28,12 @@ class NumpyBackend(Backend):
     def to_host(self, raw: Any) -> np.ndarray:
         return np.asarray(raw)
 
+    def fused_update(self, name: str) -> Any:
+        """The optimizers' fused update ``name`` (``ApplyAdam``...: see ``tensorplug.train``), or None."""
+        from tensorplug_numpy._train import FUSED_UPDATES
+
+        return FUSED_UPDATES.get(name)
+
     def dtype_of(self, raw: Any) -> str:
         dtype = raw.dtype
         name = _NAMES.get(dtype)

@@ -67,6 +67,12 @@ class TorchBackend(Backend):
     def to_host(self, raw: Any) -> np.ndarray:
         return raw.detach().cpu().numpy()  # type: ignore[no-any-return]  # a view on the CPU, a copy from a GPU
 
+    def fused_update(self, name: str) -> Any:
+        """The optimizers' fused update ``name`` (``ApplyAdam``...: see ``tensorplug.train``), or None."""
+        from tensorplug_torch._train import FUSED_UPDATES
+
+        return FUSED_UPDATES.get(name)
+
     def dtype_of(self, raw: Any) -> str:
         name = NAMES.get(raw.dtype)
         return name if name is not None else str(raw.dtype).removeprefix("torch.")  # the core refuses it by name

@@ -1,0 +1,131 @@
+"""tp.train's fused updates: the numpy backend's ApplyGradientDescent / ApplyMomentum / ApplyAdam /
+ApplyRMSProp / ApplyAdagrad runs each step, computes what the ops compute bit for bit, writes none of its inputs,
+and a step whose update fails leaves every variable, slot and the step count as they were."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tensorplug as tp
+from tensorplug_numpy._train import FUSED_UPDATES
+
+OPTIMIZERS: dict[str, tuple[str, Callable[[], tp.train.Optimizer]]] = {
+    "SGD": ("ApplyGradientDescent", lambda: tp.train.SGD(0.1)),
+    "Momentum": ("ApplyMomentum", lambda: tp.train.Momentum(0.1, 0.9)),
+    "Nesterov": ("ApplyMomentum", lambda: tp.train.Momentum(0.1, 0.9, use_nesterov=True)),
+    "Adam": ("ApplyAdam", lambda: tp.train.Adam(0.01)),
+    "RMSProp": ("ApplyRMSProp", lambda: tp.train.RMSProp(0.01)),
+    "RMSProp-momentum": ("ApplyRMSProp", lambda: tp.train.RMSProp(0.01, momentum=0.9)),
+    "RMSProp-centered": ("ApplyRMSProp", lambda: tp.train.RMSProp(0.01, centered=True)),
+    "RMSProp-centered-momentum": ("ApplyRMSProp", lambda: tp.train.RMSProp(0.01, momentum=0.9, centered=True)),
+    "Adagrad": ("ApplyAdagrad", lambda: tp.train.Adagrad(0.1)),
+}
+SHAPES = [(3, 4), (), (5,)]  # a 0-d variable too: NumPy gives scalars there, which cannot be written into
+
+
+def variables(dtype: str, prefix: str) -> list[tp.Variable]:
+    rng = np.random.default_rng(0)
+    return [tp.variable(rng.standard_normal(s).astype(dtype), name=f"{prefix}{i}") for i, s in enumerate(SHAPES)]
+
+
+def gradients(step: int, dtype: str) -> list[tp.Tensor]:
+    rng = np.random.default_rng(step + 1)
+    return [tp.tensor(rng.standard_normal(s).astype(dtype)) for s in SHAPES]
+
+
+def state_bytes(vs: list[tp.Variable], opt: tp.train.Optimizer) -> list[bytes]:
+    return [v.numpy().tobytes() for v in vs] + [w.numpy().tobytes() for _, w in opt.get_weights()]
+
+
+@pytest.mark.parametrize("kind", list(OPTIMIZERS))
+def test_a_step_runs_the_backends_fused_update(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    name, make = OPTIMIZERS[kind]
+    run = FUSED_UPDATES[name]
+    calls: list[str] = []
+
+    def counted(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        calls.append(name)
+        return run(inputs, attrs, backend)
+
+    monkeypatch.setitem(FUSED_UPDATES, name, counted)
+    vs = variables("float32", f"fused-{kind}")
+    make().apply_gradients(dict(zip(vs, gradients(0, "float32"), strict=True)))
+    assert calls == [name] * len(vs)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kind", list(OPTIMIZERS))
+def test_the_fused_updates_give_the_ops_bits(kind: str, dtype: str) -> None:
+    """Under tp.profile (an observer), a step runs op by op, as before: both ways give the same bytes."""
+    _, make = OPTIMIZERS[kind]
+    fused_vs, ops_vs = variables(dtype, f"bits-f-{kind}"), variables(dtype, f"bits-o-{kind}")
+    fused_opt, ops_opt = make(), make()
+    for step in range(4):
+        fused_opt.apply_gradients(dict(zip(fused_vs, gradients(step, dtype), strict=True)))
+        profile = tp.profile(lambda: ops_opt.apply_gradients(dict(zip(ops_vs, gradients(step, dtype), strict=True))))  # noqa: B023
+        assert "Sub" in profile.kernel_names
+        assert not any(name.startswith("Apply") for name in profile.kernel_names)
+    assert state_bytes(fused_vs, fused_opt) == state_bytes(ops_vs, ops_opt)
+
+
+@pytest.mark.parametrize("kind", list(OPTIMIZERS))
+def test_the_fused_updates_write_none_of_their_inputs(kind: str) -> None:
+    _, make = OPTIMIZERS[kind]
+    vs = variables("float32", f"inputs-{kind}")
+    opt = make()
+    opt.apply_gradients(dict(zip(vs, gradients(0, "float32"), strict=True)))  # slots made
+    grads = gradients(1, "float32")
+    shared = [tp.tensor(v) for v in vs] + [tp.tensor(w) for _, w in opt.get_weights()[1:]] + grads
+    before = [t.numpy().copy() for t in shared]
+    raw = [t._data for t in shared]
+    opt.apply_gradients(dict(zip(vs, grads, strict=True)))
+    assert all(np.array_equal(t.numpy(), b) for t, b in zip(shared, before, strict=True))
+    assert all(t._data is r for t, r in zip(shared, raw, strict=True))
+
+
+@pytest.mark.parametrize("kind", list(OPTIMIZERS))
+def test_a_step_whose_fused_update_fails_changes_nothing(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    name, make = OPTIMIZERS[kind]
+    run = FUSED_UPDATES[name]
+    vs = variables("float32", f"fails-{kind}")
+    opt = make()
+    opt.apply_gradients(dict(zip(vs, gradients(0, "float32"), strict=True)))
+    before = state_bytes(vs, opt)
+    calls = []
+
+    def second_fails(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 2:
+            raise MemoryError("no room")
+        return run(inputs, attrs, backend)
+
+    monkeypatch.setitem(FUSED_UPDATES, name, second_fails)
+    with pytest.raises(
+        tp.KernelError, match=rf"fused update '{name}' on backend 'numpy' failed for inputs var=float32\[\]"
+    ):
+        opt.apply_gradients(dict(zip(vs, gradients(1, "float32"), strict=True)))
+    assert calls == [1, 1]
+    assert state_bytes(vs, opt) == before
+    assert opt.iterations == 1
+
+
+@pytest.mark.usefixtures("tensorplug_registries")
+def test_a_kernel_registered_over_one_of_the_ops_is_still_called() -> None:
+    """The fused update stands for the backend's own Multiply and Sub: one the user put in their place runs."""
+    from tensorplug_numpy._binary import multiply as run
+
+    calls = []
+
+    def multiply(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        calls.append(1)
+        return run(inputs, attrs, backend)
+
+    with pytest.warns(tp.PluginWarning, match="shadows"):
+        tp.register_kernel("Multiply", "numpy", multiply, override=True)
+    vs = variables("float32", "user-multiply")
+    tp.train.SGD(0.1).apply_gradients(dict(zip(vs, gradients(0, "float32"), strict=True)))
+    assert calls == [1] * len(vs)
