@@ -7,7 +7,7 @@ backend. Kernels are registered separately, per (kernel name, backend name).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -125,6 +125,14 @@ class Backend:
         after each replay (its outputs and the variables it assigned), once per backend.
         """
         return list(raws)
+
+    def fused_update(self, name: str) -> Callable[[dict[str, Any], dict[str, Any], Any], list[Any]] | None:
+        """The optimizers' whole update ``name`` as one function of this backend, or None (the default: the
+        optimizers then run their ops). ``name`` is one of ``tensorplug.train.FUSED_UPDATES`` (``ApplyAdam``...),
+        whose docs give the inputs, attrs and outputs; the function is called as a kernel is, ``fn(inputs, attrs,
+        backend)``, and returns the list of new raw storages. It must make the same library calls, in the same
+        order, as the ops it stands for (the same bits), and never write its inputs. See docs/authoring.md."""
+        return None
 
     def lower_step(self, program: Program, index: int) -> StepLowering | Constant | None:
         """How this backend runs ``program.steps[index]`` (a :class:`~tensorplug.Step`) in a ``tp.function``

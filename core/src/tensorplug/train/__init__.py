@@ -4,7 +4,10 @@
 with :func:`tensorplug.variable_grads` (every trainable float variable by
 default), applies them and returns the loss; ``apply_gradients(grads)``
 applies gradients computed elsewhere. Updates are written with ops, so they
-run on whichever backend is active, and assign each variable its new value.
+run on whichever backend is active, and assign each variable its new value;
+a backend may offer each update as one fused call (``Backend.fused_update``
+for the names in ``FUSED_UPDATES``: ``APPLY_ADAM``...), which eager steps use
+when no trace or observer is on and the ops' kernels are the backend's own.
 
 An optimizer keeps its state (its "slots", e.g. Adam's moment estimates) per
 Variable object, created with zeros at the variable's first update, and
@@ -37,9 +40,31 @@ from __future__ import annotations
 
 from tensorplug.train._adaptive import Adagrad, Adam, RMSProp
 from tensorplug.train._descent import SGD, Momentum
+from tensorplug.train._fused import (
+    APPLY_ADAGRAD,
+    APPLY_ADAM,
+    APPLY_GRADIENT_DESCENT,
+    APPLY_MOMENTUM,
+    APPLY_RMS_PROP,
+    FUSED_UPDATES,
+)
 from tensorplug.train._optimizer import Optimizer, OptimizerError
 
-__all__ = ["SGD", "Adagrad", "Adam", "Momentum", "Optimizer", "OptimizerError", "RMSProp"]
+__all__ = [
+    "APPLY_ADAGRAD",
+    "APPLY_ADAM",
+    "APPLY_GRADIENT_DESCENT",
+    "APPLY_MOMENTUM",
+    "APPLY_RMS_PROP",
+    "FUSED_UPDATES",
+    "SGD",
+    "Adagrad",
+    "Adam",
+    "Momentum",
+    "Optimizer",
+    "OptimizerError",
+    "RMSProp",
+]
 
 # The classes are defined in submodules but belong to tensorplug.train: their names in reprs, pickles and the
 # docs stay tp.train.SGD and so on, as when the optimizers were one module.

@@ -43,6 +43,7 @@ __all__ = [
     "APPLY_GRADIENT_DESCENT",
     "APPLY_MOMENTUM",
     "APPLY_RMS_PROP",
+    "FUSED_UPDATES",
     "FusedUpdate",
     "fused_update",
     "scalar_tensors",
@@ -66,6 +67,15 @@ momentum) and ``var - mom``."""
 APPLY_ADAGRAD: Final = "ApplyAdagrad"
 """Inputs ``var``, ``accum``, ``grad``, ``lr``, ``epsilon``; returns ``[var, accum]``: ``accum = accum + grad**2``,
 then ``var - grad / sqrt(accum + epsilon) * lr``."""
+
+FUSED_UPDATES: Final[tuple[str, ...]] = (
+    APPLY_GRADIENT_DESCENT,
+    APPLY_MOMENTUM,
+    APPLY_ADAM,
+    APPLY_RMS_PROP,
+    APPLY_ADAGRAD,
+)
+"""The names a backend's ``fused_update(name)`` may be asked for (each constant's docs give its inputs)."""
 
 _OP_KERNELS: dict[str, tuple[str, ...]] = {
     APPLY_GRADIENT_DESCENT: ("Multiply", "Sub"),
@@ -119,8 +129,7 @@ def fused_update(name: str) -> FusedUpdate | None:
     if state.tracer is not None or state.observers or _observe.everywhere:
         return None
     backend = engine.active or engine.ensure_active()
-    offer = getattr(backend, "fused_update", None)
-    fn = offer(name) if offer is not None else None
+    fn = backend.fused_update(name)
     if fn is None:
         return None
     backend_spec = engine.specs.get(backend.name)
