@@ -23,9 +23,7 @@ def interpret(program: tp.Program) -> tp.Replay:
         for step in program.steps:
             if not isinstance(step, tp.Step):
                 continue  # an Assign: the new values are program.updates, returned below
-            inputs = {
-                name: [regs[r] for r in reg] if isinstance(reg, tuple) else regs[reg] for name, reg in step.inputs
-            }
+            inputs = step.input_values(regs)
             out = step.function(inputs, step.attrs, program.backend)
             for reg, raw in zip(step.outputs, out if step.sequence else (out,), strict=True):
                 regs[reg] = raw

@@ -12,6 +12,7 @@ import builtins
 import keyword
 import re
 from collections.abc import Callable, Iterable, Mapping
+from types import ModuleType
 from typing import Any
 
 from tensorplug import kernel_names
@@ -41,6 +42,17 @@ def binary(fn: Callable[[Any, Any], Any]) -> Kernel:
     kernel.__name__ = getattr(fn, "__name__", "binary")
     kernel.applies = fn  # type: ignore[attr-defined]
     return kernel
+
+
+def applied_functions(*modules: ModuleType) -> dict[Kernel, Callable[..., Any]]:
+    """The kernels of ``modules`` made by :func:`unary` / :func:`binary` (or a factory that sets ``applies``
+    likewise) -> the function each applies to its inputs: what a ``tp.function`` lowering may call directly."""
+    return {
+        kernel: kernel.applies
+        for module in modules
+        for kernel in vars(module).values()
+        if callable(kernel) and callable(getattr(kernel, "applies", None))
+    }
 
 
 def strided_slice_key(attrs: Mapping[str, Any]) -> tuple[Any, ...]:

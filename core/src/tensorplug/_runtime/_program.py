@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -92,6 +92,11 @@ class Step:
         """Whether the step draws random values at each call: a random kernel with ``seed=None``, which draws
         from the backend's own generator (a seeded one gives the same values at every call, as eagerly)."""
         return self.kernel in _RANDOM and self.attrs.get("seed") is None
+
+    def input_values(self, registers: Mapping[int, Any]) -> dict[str, Any]:
+        """The step's inputs as its kernel takes them, ``{name: raw}`` (a list for a list input), read from
+        ``registers`` (``{register: raw}``, as :meth:`Program.bind` starts it)."""
+        return {name: [registers[j] for j in r] if isinstance(r, tuple) else registers[r] for name, r in self.inputs}
 
     @property
     def input_registers(self) -> tuple[int, ...]:

@@ -136,7 +136,7 @@ def plan_steps(program: Program, lower_step: LowerStep) -> Plan:
                 "tp.StepLowering, a tp.Constant or None"
             )
         lowerings[i] = answer
-        if answer.pure and _fold(program, step, answer, known, result.folded):
+        if answer.pure and _fold(program, step, known, result.folded):
             continue
         if answer.call is not None:
             result.calls[i] = answer
@@ -164,19 +164,13 @@ def plan_steps(program: Program, lower_step: LowerStep) -> Plan:
     return result
 
 
-def _fold(program: Program, step: Step, lowering: StepLowering, known: dict[int, Any], folded: dict[int, Any]) -> bool:
+def _fold(program: Program, step: Step, known: dict[int, Any], folded: dict[int, Any]) -> bool:
     """Compute a pure step whose inputs are all known, once; False when it cannot (or it raises: the replay
     then runs it, and raises the error the kernel gives, at the call)."""
-    if step.random:
+    if step.random or any(reg not in known for reg in step.input_registers):
         return False
-    inputs: dict[str, Any] = {}
-    for name, r in step.inputs:
-        regs = r if isinstance(r, tuple) else (r,)
-        if any(reg not in known for reg in regs):
-            return False
-        inputs[name] = [known[reg] for reg in regs] if isinstance(r, tuple) else known[r]
     try:  # the kernel itself computes it: the same bits as the replay's kernel call
-        value = step.function(inputs, step.attrs, program.backend)
+        value = step.function(step.input_values(known), step.attrs, program.backend)
     except Exception:
         return False
     values = tuple(value) if step.sequence else (value,)

@@ -33,14 +33,16 @@ def write_replay(program: Program, plan: Plan | None = None, *, label: str = "re
     """The replay of ``program`` as generated Python, with the calling convention of :data:`~tensorplug.Replay`.
 
     Each kernel step is one line: ``r3 = k3({"a": r1, "b": r2}, t3, be)``, the kernel call, or with a
-    ``plan`` (see :func:`tensorplug._tracing._passes.plan`) the backend's direct call ``r3 = s3(r1, r2)``, its call
-    into a dead buffer ``r3 = i3(r1, r1, r2)``, or nothing for a folded step (its value is a constant).
+    ``plan`` (see :func:`~tensorplug._tracing._passes.plan_steps`) the backend's direct call ``r3 = s3(r1,
+    r2)``, its call into a dead buffer ``r3 = i3(r1, r1, r2)``, the input itself for a multiplication by ones
+    (``r3 = r1``), or nothing for a folded or dropped step.
     Registers are deleted after their last use (``step.free``). An exception raised on a step's line becomes
     a KernelError naming that step's kernel, backend and input shapes.
     """
     plan = plan or Plan()
     constants = {reg for reg, _ in program.constants} | plan.folded.keys()
-    unmade = {r for i in plan.dropped for r in program.steps[i].outputs}  # type: ignore[union-attr]
+    steps = program.steps
+    unmade = {r for i in plan.dropped if isinstance(step := steps[i], Step) for r in step.outputs}  # never assigned
 
     def ref(reg: int) -> str:
         return f"c{reg}" if reg in constants else f"r{reg}"
@@ -180,7 +182,7 @@ def replay_observed(
     regs = program.bind(arguments, variables, host)
     for i, step in enumerate(program.steps):
         if isinstance(step, Step):
-            inputs = {name: [regs[j] for j in r] if isinstance(r, tuple) else regs[r] for name, r in step.inputs}
+            inputs = step.input_values(regs)
             if synchronize:
                 backend.synchronize()
             start = time.perf_counter()

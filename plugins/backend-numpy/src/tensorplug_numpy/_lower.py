@@ -26,15 +26,11 @@ from typing import Any
 import numpy as np
 
 import tensorplug as tp
+from tensorplug.kernel_factories import applied_functions
 from tensorplug_numpy import _binary, _linalg, _reduction, _shape, _unary
 from tensorplug_numpy._factories import quiet_context
 
-ELEMENTWISE: dict[Any, Callable[..., Any]] = {
-    kernel: kernel.applies
-    for module in (_unary, _binary)
-    for kernel in vars(module).values()
-    if callable(kernel) and callable(getattr(kernel, "applies", None))
-}
+ELEMENTWISE = applied_functions(_unary, _binary)
 """This plugin's elementwise kernels made by its factories (``unary``, ``binary``, ``exact_unary``...) -> the
 function each applies to its inputs (``x``, or ``a`` and ``b``), nothing else: ``Add`` is ``np.add``."""
 

@@ -17,14 +17,10 @@ from typing import Any
 import torch
 
 import tensorplug as tp
+from tensorplug.kernel_factories import applied_functions
 from tensorplug_torch import _binary, _linalg, _reduction, _shape, _unary
 
-ELEMENTWISE: dict[Any, Callable[..., Any]] = {
-    kernel: kernel.applies
-    for module in (_unary, _binary)
-    for kernel in vars(module).values()
-    if callable(kernel) and callable(getattr(kernel, "applies", None))
-}
+ELEMENTWISE = applied_functions(_unary, _binary)
 """This plugin's elementwise kernels made by the core's factories -> the torch function each applies."""
 
 REDUCTIONS: dict[Any, tuple[Callable[..., Any], bool]] = {
