@@ -23,24 +23,33 @@ Kernel = Callable[[dict[str, Any], dict[str, Any], Any], Any]
 
 
 def unary(fn: Callable[[Any], Any]) -> Kernel:
-    """The kernel applying ``fn`` to input ``x``; ``kernel.applies`` is ``fn`` (a lowering may call it directly)."""
+    """The kernel applying ``fn`` to input ``x``; ``kernel.applies`` is ``fn`` (a lowering may call it directly),
+    and so is ``kernel.direct`` (see :func:`binary`)."""
 
     def kernel(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
         return fn(inputs["x"])
 
     kernel.__name__ = getattr(fn, "__name__", "unary")
     kernel.applies = fn  # type: ignore[attr-defined]
+    kernel.direct = fn  # type: ignore[attr-defined]
     return kernel
 
 
 def binary(fn: Callable[[Any, Any], Any]) -> Kernel:
-    """The kernel applying ``fn`` to inputs ``a`` and ``b``; ``kernel.applies`` is ``fn``."""
+    """The kernel applying ``fn`` to inputs ``a`` and ``b``; ``kernel.applies`` is ``fn``, and so is ``kernel.direct``.
+
+    ``kernel.direct`` is the kernel itself called with its raw inputs in order, ``direct(a, b)`` (``direct(x)``
+    for :func:`unary`): exactly what ``kernel({"a": a, "b": b}, attrs, backend)`` gives, whatever the attrs
+    and backend. The elementwise ops call it instead of the kernel once they have checked a call (no inputs
+    dict to build); a factory of a backend's own sets it likewise (the numpy backend's runs ``fn`` quietly).
+    """
 
     def kernel(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
         return fn(inputs["a"], inputs["b"])
 
     kernel.__name__ = getattr(fn, "__name__", "binary")
     kernel.applies = fn  # type: ignore[attr-defined]
+    kernel.direct = fn  # type: ignore[attr-defined]
     return kernel
 
 

@@ -16,6 +16,7 @@ from tensorplug._runtime._engine import dispatch
 from tensorplug._runtime._errors import DTypeError, ShapeError
 from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug.ops._args import to_float
+from tensorplug.ops._checked import Site, binary
 from tensorplug.ops._convert import as_tensor, cast
 from tensorplug.ops._promote import binary_operands
 from tensorplug.ops._shapes import broadcast_shapes
@@ -58,26 +59,51 @@ def _numeric(op: str, a: Tensor, b: Tensor) -> None:
         )
 
 
+def _numeric_operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
+    a, b = binary_operands(op, a, b)
+    _numeric(op, a, b)
+    return a, b
+
+
+# The checked calls of the ops below, one per op (see ops._checked)
+_ADD = Site("add", K.ADD)
+_SUB = Site("sub", K.SUB)
+_MUL = Site("mul", K.MULTIPLY)
+_DIV = Site("div", K.REAL_DIV)
+_POW = Site("pow", K.POW)
+_MAXIMUM = Site("maximum", K.MAXIMUM)
+_MINIMUM = Site("minimum", K.MINIMUM)
+_SQUARED_DIFFERENCE = Site("squared_difference", K.SQUARED_DIFFERENCE)
+_ATAN2 = Site("atan2", K.ATAN2)
+_FLOOR_DIV = Site("floor_div", K.FLOOR_DIV)
+_MOD = Site("mod", K.MOD)
+_EQUAL = Site("equal", K.EQUAL)
+_NOT_EQUAL = Site("not_equal", K.NOT_EQUAL)
+_LESS = Site("less", K.LESS)
+_LESS_EQUAL = Site("less_equal", K.LESS_EQUAL)
+_GREATER = Site("greater", K.GREATER)
+_GREATER_EQUAL = Site("greater_equal", K.GREATER_EQUAL)
+_LOGICAL_AND = Site("logical_and", K.LOGICAL_AND)
+_LOGICAL_OR = Site("logical_or", K.LOGICAL_OR)
+_LOGICAL_XOR = Site("logical_xor", K.LOGICAL_XOR)
+
+
 # -- arithmetic -----------------------------------------------------------------
 
 
 def add(a: Any, b: Any) -> Tensor:
     """a + b, elementwise, broadcasting (on bool tensors: logical or, as NumPy)."""
-    a, b = binary_operands("add", a, b)
-    return dispatch(K.ADD, {"a": a, "b": b})
+    return binary(_ADD, a, b)
 
 
 def sub(a: Any, b: Any) -> Tensor:
     """a - b, elementwise, broadcasting."""
-    a, b = binary_operands("sub", a, b)
-    _numeric("sub", a, b)
-    return dispatch(K.SUB, {"a": a, "b": b})
+    return binary(_SUB, a, b, _numeric_operands)
 
 
 def mul(a: Any, b: Any) -> Tensor:
     """a * b, elementwise, broadcasting (on bool tensors: logical and, as NumPy)."""
-    a, b = binary_operands("mul", a, b)
-    return dispatch(K.MULTIPLY, {"a": a, "b": b})
+    return binary(_MUL, a, b)
 
 
 def div(a: Any, b: Any) -> Tensor:
@@ -87,10 +113,14 @@ def div(a: Any, b: Any) -> Tensor:
     >>> tp.div(tp.tensor([1, 3]), 2).tolist()
     [0.5, 1.5]
     """
-    a, b = binary_operands("div", a, b)
+    return binary(_DIV, a, b, _div_operands)
+
+
+def _div_operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
+    a, b = binary_operands(op, a, b)
     if not is_floating(a.dtype):
         a, b = cast(a, DEFAULT_FLOAT), cast(b, DEFAULT_FLOAT)
-    return dispatch(K.REAL_DIV, {"a": a, "b": b})
+    return a, b
 
 
 def pow(a: Any, b: Any) -> Tensor:
@@ -100,34 +130,33 @@ def pow(a: Any, b: Any) -> Tensor:
     first): for a Python int exponent the op says so; for an exponent tensor
     the kernel raises a KernelError.
     """
+    return binary(_POW, a, b, _pow_operands)
+
+
+def _pow_operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
     exponent = b
-    a, b = binary_operands("pow", a, b)
-    _numeric("pow", a, b)
+    a, b = _numeric_operands(op, a, b)
     if a.dtype in INT_DTYPES and isinstance(exponent, int) and exponent < 0:
         raise DTypeError(
             f"pow: {describe(a)} to the power {exponent}: integers to negative integer powers are not integers; "
             "cast the base to float first, e.g. tp.pow(tp.cast(x, 'float32'), -1)"
         )
-    return dispatch(K.POW, {"a": a, "b": b})
+    return a, b
 
 
 def maximum(a: Any, b: Any) -> Tensor:
     """The larger of a and b, elementwise (NaN if either is NaN)."""
-    a, b = binary_operands("maximum", a, b)
-    return dispatch(K.MAXIMUM, {"a": a, "b": b})
+    return binary(_MAXIMUM, a, b)
 
 
 def minimum(a: Any, b: Any) -> Tensor:
     """The smaller of a and b, elementwise (NaN if either is NaN)."""
-    a, b = binary_operands("minimum", a, b)
-    return dispatch(K.MINIMUM, {"a": a, "b": b})
+    return binary(_MINIMUM, a, b)
 
 
 def squared_difference(a: Any, b: Any) -> Tensor:
     """(a - b) ** 2, elementwise, broadcasting."""
-    a, b = binary_operands("squared_difference", a, b)
-    _numeric("squared_difference", a, b)
-    return dispatch(K.SQUARED_DIFFERENCE, {"a": a, "b": b})
+    return binary(_SQUARED_DIFFERENCE, a, b, _numeric_operands)
 
 
 def atan2(a: Any, b: Any) -> Tensor:
@@ -137,8 +166,12 @@ def atan2(a: Any, b: Any) -> Tensor:
     >>> round(tp.atan2(1.0, -1.0).item(), 4)
     2.3562
     """
-    a, b = binary_operands("atan2", a, b)
-    return dispatch(K.ATAN2, {"a": to_float(a), "b": to_float(b)})
+    return binary(_ATAN2, a, b, _float_operands)
+
+
+def _float_operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
+    a, b = binary_operands(op, a, b)
+    return to_float(a), to_float(b)
 
 
 def prelu(x: Any, alpha: Any) -> Tensor:
@@ -165,9 +198,7 @@ def floor_div(a: Any, b: Any) -> Tensor:
     >>> tp.floor_div(tp.tensor([7, -7]), 2).tolist()
     [3, -4]
     """
-    a, b = binary_operands("floor_div", a, b)
-    _numeric("floor_div", a, b)
-    return dispatch(K.FLOOR_DIV, {"a": a, "b": b})
+    return binary(_FLOOR_DIV, a, b, _numeric_operands)
 
 
 def mod(a: Any, b: Any) -> Tensor:
@@ -180,9 +211,7 @@ def mod(a: Any, b: Any) -> Tensor:
     >>> tp.mod(tp.tensor([7, -7]), 3).tolist()
     [1, 2]
     """
-    a, b = binary_operands("mod", a, b)
-    _numeric("mod", a, b)
-    return dispatch(K.MOD, {"a": a, "b": b})
+    return binary(_MOD, a, b, _numeric_operands)
 
 
 def add_n(tensors: Sequence[Any]) -> Tensor:
@@ -212,38 +241,32 @@ def add_n(tensors: Sequence[Any]) -> Tensor:
 
 def equal(a: Any, b: Any) -> Tensor:
     """a == b, elementwise; a bool tensor."""
-    a, b = binary_operands("equal", a, b)
-    return dispatch(K.EQUAL, {"a": a, "b": b})
+    return binary(_EQUAL, a, b)
 
 
 def not_equal(a: Any, b: Any) -> Tensor:
     """a != b, elementwise; a bool tensor."""
-    a, b = binary_operands("not_equal", a, b)
-    return dispatch(K.NOT_EQUAL, {"a": a, "b": b})
+    return binary(_NOT_EQUAL, a, b)
 
 
 def less(a: Any, b: Any) -> Tensor:
     """a < b, elementwise; a bool tensor."""
-    a, b = binary_operands("less", a, b)
-    return dispatch(K.LESS, {"a": a, "b": b})
+    return binary(_LESS, a, b)
 
 
 def less_equal(a: Any, b: Any) -> Tensor:
     """a <= b, elementwise; a bool tensor."""
-    a, b = binary_operands("less_equal", a, b)
-    return dispatch(K.LESS_EQUAL, {"a": a, "b": b})
+    return binary(_LESS_EQUAL, a, b)
 
 
 def greater(a: Any, b: Any) -> Tensor:
     """a > b, elementwise; a bool tensor."""
-    a, b = binary_operands("greater", a, b)
-    return dispatch(K.GREATER, {"a": a, "b": b})
+    return binary(_GREATER, a, b)
 
 
 def greater_equal(a: Any, b: Any) -> Tensor:
     """a >= b, elementwise; a bool tensor."""
-    a, b = binary_operands("greater_equal", a, b)
-    return dispatch(K.GREATER_EQUAL, {"a": a, "b": b})
+    return binary(_GREATER_EQUAL, a, b)
 
 
 # -- logical: bool operands only -------------------------------------------------------
@@ -261,20 +284,17 @@ def _logical_operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
 
 def logical_and(a: Any, b: Any) -> Tensor:
     """a and b, elementwise, on bool tensors."""
-    a, b = _logical_operands("logical_and", a, b)
-    return dispatch(K.LOGICAL_AND, {"a": a, "b": b})
+    return binary(_LOGICAL_AND, a, b, _logical_operands)
 
 
 def logical_or(a: Any, b: Any) -> Tensor:
     """a or b, elementwise, on bool tensors."""
-    a, b = _logical_operands("logical_or", a, b)
-    return dispatch(K.LOGICAL_OR, {"a": a, "b": b})
+    return binary(_LOGICAL_OR, a, b, _logical_operands)
 
 
 def logical_xor(a: Any, b: Any) -> Tensor:
     """a xor b (exactly one is true), elementwise, on bool tensors."""
-    a, b = _logical_operands("logical_xor", a, b)
-    return dispatch(K.LOGICAL_XOR, {"a": a, "b": b})
+    return binary(_LOGICAL_XOR, a, b, _logical_operands)
 
 
 # -- selection --------------------------------------------------------------------

@@ -28,6 +28,12 @@ def broadcast_shapes(op: str, *shapes: Sequence[int]) -> tuple[int, ...]:
     return result
 
 
+def broadcasts(*shapes: Sequence[int]) -> bool:
+    """Whether ``shapes`` are known to broadcast: ``broadcast_shapes`` succeeded for them (and is still caching
+    it). A fast path's check; False says to take the checked path, which makes it known."""
+    return shapes in _BROADCASTS
+
+
 def _broadcast(op: str, shapes: tuple[Sequence[int], ...]) -> tuple[int, ...]:
     ndim = max(len(s) for s in shapes)
     result = []

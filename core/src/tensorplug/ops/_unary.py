@@ -20,6 +20,7 @@ from tensorplug._runtime._engine import dispatch
 from tensorplug._runtime._errors import DTypeError, InvalidArgumentError
 from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug.ops._args import to_float
+from tensorplug.ops._checked import Site, unary
 from tensorplug.ops._convert import as_tensor
 
 __all__ = [
@@ -75,8 +76,19 @@ def _numeric(op: str, x: Any) -> Tensor:
     return t
 
 
-def _floating(x: Any) -> Tensor:
+def _floating(op: str, x: Any) -> Tensor:
     return to_float(as_tensor(x))
+
+
+def _any(op: str, x: Any) -> Tensor:
+    return as_tensor(x)
+
+
+def _boolean(op: str, x: Any) -> Tensor:
+    t = as_tensor(x)
+    if t.dtype != "bool":
+        raise DTypeError(f"{op}: expects a bool tensor, got {describe(t)}; make one with a comparison")
+    return t
 
 
 def _real(op: str, name: str, value: Any) -> float:
@@ -97,47 +109,89 @@ def _integral(op: str, name: str, value: float, x: Tensor) -> int:
     return int(min(max(value, info.min), info.max))
 
 
+# The checked calls of the ops below, one per op (see ops._checked)
+_NEG = Site("neg", K.NEG)
+_ABS = Site("abs", K.ABS)
+_SQUARE = Site("square", K.SQUARE)
+_SIGN = Site("sign", K.SIGN)
+_RELU = Site("relu", K.RELU)
+_RELU6 = Site("relu6", K.RELU6)
+_CEIL = Site("ceil", K.CEIL)
+_FLOOR = Site("floor", K.FLOOR)
+_ROUND = Site("round", K.ROUND)
+_EXP = Site("exp", K.EXP)
+_EXPM1 = Site("expm1", K.EXPM1)
+_LOG = Site("log", K.LOG)
+_LOG1P = Site("log1p", K.LOG1P)
+_SQRT = Site("sqrt", K.SQRT)
+_RSQRT = Site("rsqrt", K.RSQRT)
+_RECIPROCAL = Site("reciprocal", K.RECIPROCAL)
+_SIN = Site("sin", K.SIN)
+_COS = Site("cos", K.COS)
+_TAN = Site("tan", K.TAN)
+_ASIN = Site("asin", K.ASIN)
+_ACOS = Site("acos", K.ACOS)
+_ATAN = Site("atan", K.ATAN)
+_SINH = Site("sinh", K.SINH)
+_COSH = Site("cosh", K.COSH)
+_TANH = Site("tanh", K.TANH)
+_ASINH = Site("asinh", K.ASINH)
+_ACOSH = Site("acosh", K.ACOSH)
+_ATANH = Site("atanh", K.ATANH)
+_ERF = Site("erf", K.ERF)
+_SIGMOID = Site("sigmoid", K.SIGMOID)
+_SOFTPLUS = Site("softplus", K.SOFTPLUS)
+_SOFTSIGN = Site("softsign", K.SOFTSIGN)
+_ELU = Site("elu", K.ELU)
+_SELU = Site("selu", K.SELU)
+_ISNAN = Site("isnan", K.IS_NAN)
+_ISINF = Site("isinf", K.IS_INF)
+_ISFINITE = Site("isfinite", K.IS_FINITE)
+_LOGICAL_NOT = Site("logical_not", K.LOGICAL_NOT)
+_IDENTITY = Site("identity", K.IDENTITY)
+
+
 # -- numeric ops that keep the dtype of x -----------------------------------------
 
 
 def neg(x: Any) -> Tensor:
     """-x, elementwise."""
-    return dispatch(K.NEG, {"x": _numeric("neg", x)})
+    return unary(_NEG, x, _numeric)
 
 
 def abs(x: Any) -> Tensor:
     """|x|, elementwise."""
-    return dispatch(K.ABS, {"x": _numeric("abs", x)})
+    return unary(_ABS, x, _numeric)
 
 
 def square(x: Any) -> Tensor:
     """x * x, elementwise."""
-    return dispatch(K.SQUARE, {"x": _numeric("square", x)})
+    return unary(_SQUARE, x, _numeric)
 
 
 def sign(x: Any) -> Tensor:
     """-1, 0 or 1 by the sign of x, elementwise; 0 for NaN (as TensorFlow.js)."""
-    return dispatch(K.SIGN, {"x": _numeric("sign", x)})
+    return unary(_SIGN, x, _numeric)
 
 
 def relu(x: Any) -> Tensor:
     """max(x, 0), elementwise."""
-    return dispatch(K.RELU, {"x": _numeric("relu", x)})
+    return unary(_RELU, x, _numeric)
 
 
 def relu6(x: Any) -> Tensor:
     """min(max(x, 0), 6), elementwise."""
-    return dispatch(K.RELU6, {"x": _numeric("relu6", x)})
+    return unary(_RELU6, x, _numeric)
 
 
 def ceil(x: Any) -> Tensor:
     """The smallest whole number >= x, elementwise (integer tensors are returned as they are, in a new tensor)."""
-    return dispatch(K.CEIL, {"x": _numeric("ceil", x)})
+    return unary(_CEIL, x, _numeric)
 
 
 def floor(x: Any) -> Tensor:
     """The largest whole number <= x, elementwise."""
-    return dispatch(K.FLOOR, {"x": _numeric("floor", x)})
+    return unary(_FLOOR, x, _numeric)
 
 
 def round(x: Any) -> Tensor:
@@ -147,7 +201,7 @@ def round(x: Any) -> Tensor:
     >>> tp.round(tp.tensor([0.5, 1.5, 2.5, -0.5])).tolist()
     [0.0, 2.0, 2.0, -0.0]
     """
-    return dispatch(K.ROUND, {"x": _numeric("round", x)})
+    return unary(_ROUND, x, _numeric)
 
 
 def clip_by_value(x: Any, clip_value_min: float, clip_value_max: float) -> Tensor:
@@ -198,127 +252,127 @@ def step(x: Any, alpha: float = 0.0) -> Tensor:
 
 def exp(x: Any) -> Tensor:
     """e ** x, elementwise."""
-    return dispatch(K.EXP, {"x": _floating(x)})
+    return unary(_EXP, x, _floating)
 
 
 def expm1(x: Any) -> Tensor:
     """e ** x - 1, elementwise, accurate near 0."""
-    return dispatch(K.EXPM1, {"x": _floating(x)})
+    return unary(_EXPM1, x, _floating)
 
 
 def log(x: Any) -> Tensor:
     """Natural logarithm, elementwise (-inf at 0, NaN below)."""
-    return dispatch(K.LOG, {"x": _floating(x)})
+    return unary(_LOG, x, _floating)
 
 
 def log1p(x: Any) -> Tensor:
     """log(1 + x), elementwise, accurate near 0 (-inf at -1, NaN below)."""
-    return dispatch(K.LOG1P, {"x": _floating(x)})
+    return unary(_LOG1P, x, _floating)
 
 
 def sqrt(x: Any) -> Tensor:
     """Square root, elementwise (NaN below 0)."""
-    return dispatch(K.SQRT, {"x": _floating(x)})
+    return unary(_SQRT, x, _floating)
 
 
 def rsqrt(x: Any) -> Tensor:
     """1 / sqrt(x), elementwise (inf at 0, NaN below)."""
-    return dispatch(K.RSQRT, {"x": _floating(x)})
+    return unary(_RSQRT, x, _floating)
 
 
 def reciprocal(x: Any) -> Tensor:
     """1 / x, elementwise (±inf at ±0)."""
-    return dispatch(K.RECIPROCAL, {"x": _floating(x)})
+    return unary(_RECIPROCAL, x, _floating)
 
 
 def sin(x: Any) -> Tensor:
     """Sine, elementwise (radians)."""
-    return dispatch(K.SIN, {"x": _floating(x)})
+    return unary(_SIN, x, _floating)
 
 
 def cos(x: Any) -> Tensor:
     """Cosine, elementwise (radians)."""
-    return dispatch(K.COS, {"x": _floating(x)})
+    return unary(_COS, x, _floating)
 
 
 def tan(x: Any) -> Tensor:
     """Tangent, elementwise (radians)."""
-    return dispatch(K.TAN, {"x": _floating(x)})
+    return unary(_TAN, x, _floating)
 
 
 def asin(x: Any) -> Tensor:
     """Inverse sine, elementwise (NaN outside [-1, 1])."""
-    return dispatch(K.ASIN, {"x": _floating(x)})
+    return unary(_ASIN, x, _floating)
 
 
 def acos(x: Any) -> Tensor:
     """Inverse cosine, elementwise (NaN outside [-1, 1])."""
-    return dispatch(K.ACOS, {"x": _floating(x)})
+    return unary(_ACOS, x, _floating)
 
 
 def atan(x: Any) -> Tensor:
     """Inverse tangent, elementwise, in (-pi/2, pi/2)."""
-    return dispatch(K.ATAN, {"x": _floating(x)})
+    return unary(_ATAN, x, _floating)
 
 
 def sinh(x: Any) -> Tensor:
     """Hyperbolic sine, elementwise."""
-    return dispatch(K.SINH, {"x": _floating(x)})
+    return unary(_SINH, x, _floating)
 
 
 def cosh(x: Any) -> Tensor:
     """Hyperbolic cosine, elementwise."""
-    return dispatch(K.COSH, {"x": _floating(x)})
+    return unary(_COSH, x, _floating)
 
 
 def tanh(x: Any) -> Tensor:
     """Hyperbolic tangent, elementwise."""
-    return dispatch(K.TANH, {"x": _floating(x)})
+    return unary(_TANH, x, _floating)
 
 
 def asinh(x: Any) -> Tensor:
     """Inverse hyperbolic sine, elementwise."""
-    return dispatch(K.ASINH, {"x": _floating(x)})
+    return unary(_ASINH, x, _floating)
 
 
 def acosh(x: Any) -> Tensor:
     """Inverse hyperbolic cosine, elementwise (NaN below 1)."""
-    return dispatch(K.ACOSH, {"x": _floating(x)})
+    return unary(_ACOSH, x, _floating)
 
 
 def atanh(x: Any) -> Tensor:
     """Inverse hyperbolic tangent, elementwise (±inf at ±1, NaN outside [-1, 1])."""
-    return dispatch(K.ATANH, {"x": _floating(x)})
+    return unary(_ATANH, x, _floating)
 
 
 def erf(x: Any) -> Tensor:
     """The error function 2/sqrt(pi) * integral of exp(-t**2) from 0 to x, elementwise."""
-    return dispatch(K.ERF, {"x": _floating(x)})
+    return unary(_ERF, x, _floating)
 
 
 def sigmoid(x: Any) -> Tensor:
     """1 / (1 + e ** -x), elementwise."""
-    return dispatch(K.SIGMOID, {"x": _floating(x)})
+    return unary(_SIGMOID, x, _floating)
 
 
 def softplus(x: Any) -> Tensor:
     """log(1 + e ** x), elementwise, without overflow for large |x|."""
-    return dispatch(K.SOFTPLUS, {"x": _floating(x)})
+    return unary(_SOFTPLUS, x, _floating)
 
 
 def softsign(x: Any) -> Tensor:
     """x / (1 + |x|), elementwise: a smooth sign in (-1, 1), as TensorFlow's ``tf.nn.softsign``."""
-    return dispatch(K.SOFTSIGN, {"x": _floating(x)})
+    return unary(_SOFTSIGN, x, _floating)
 
 
 def elu(x: Any) -> Tensor:
     """x where x > 0, else e ** x - 1, elementwise."""
-    return dispatch(K.ELU, {"x": _floating(x)})
+    return unary(_ELU, x, _floating)
 
 
 def selu(x: Any) -> Tensor:
     """Scaled elu: scale * x where x > 0, else scale * alpha * (e ** x - 1), with TensorFlow.js's constants."""
-    return dispatch(K.SELU, {"x": _floating(x)})
+    return unary(_SELU, x, _floating)
 
 
 def leaky_relu(x: Any, alpha: float = 0.2) -> Tensor:
@@ -329,7 +383,7 @@ def leaky_relu(x: Any, alpha: float = 0.2) -> Tensor:
     [-1.0, 3.0]
     """
     value = _real("leaky_relu", "alpha", alpha)
-    return dispatch(K.LEAKY_RELU, {"x": _floating(x)}, {"alpha": value})
+    return dispatch(K.LEAKY_RELU, {"x": _floating("leaky_relu", x)}, {"alpha": value})
 
 
 # -- predicates: bool results -----------------------------------------------------
@@ -337,27 +391,24 @@ def leaky_relu(x: Any, alpha: float = 0.2) -> Tensor:
 
 def isnan(x: Any) -> Tensor:
     """True where x is NaN (never for integer and bool tensors)."""
-    return dispatch(K.IS_NAN, {"x": as_tensor(x)})
+    return unary(_ISNAN, x, _any)
 
 
 def isinf(x: Any) -> Tensor:
     """True where x is +inf or -inf (never for integer and bool tensors)."""
-    return dispatch(K.IS_INF, {"x": as_tensor(x)})
+    return unary(_ISINF, x, _any)
 
 
 def isfinite(x: Any) -> Tensor:
     """True where x is neither NaN nor ±inf (always for integer and bool tensors)."""
-    return dispatch(K.IS_FINITE, {"x": as_tensor(x)})
+    return unary(_ISFINITE, x, _any)
 
 
 def logical_not(x: Any) -> Tensor:
     """not x, elementwise, for a bool tensor."""
-    t = as_tensor(x)
-    if t.dtype != "bool":
-        raise DTypeError(f"logical_not: expects a bool tensor, got {describe(t)}; make one with a comparison")
-    return dispatch(K.LOGICAL_NOT, {"x": t})
+    return unary(_LOGICAL_NOT, x, _boolean)
 
 
 def identity(x: Any) -> Tensor:
     """A new tensor with the same values (through the Identity kernel)."""
-    return dispatch(K.IDENTITY, {"x": as_tensor(x)})
+    return unary(_IDENTITY, x, _any)

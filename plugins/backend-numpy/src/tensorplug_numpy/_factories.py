@@ -91,7 +91,14 @@ def quiet(kernel: Kernel) -> Kernel:
 
 
 def unary(fn: Callable[[Any], Any]) -> Kernel:
-    """The quiet kernel applying ``fn`` to input ``x``; ``kernel.applies`` is ``fn``."""
+    """The quiet kernel applying ``fn`` to input ``x``; ``kernel.applies`` is ``fn``, ``kernel.direct(x)`` the
+    kernel on its raw input (see ``tensorplug.kernel_factories.binary``)."""
+
+    def direct(x: Any) -> Any:
+        runner = quiet_context()
+        if runner is None:
+            return fn(x)
+        return runner.run(fn, x)
 
     def kernel(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
         runner = quiet_context()
@@ -99,13 +106,21 @@ def unary(fn: Callable[[Any], Any]) -> Kernel:
             return fn(inputs["x"])
         return runner.run(fn, inputs["x"])
 
-    kernel.__name__ = getattr(fn, "__name__", "unary")
+    kernel.__name__ = direct.__name__ = getattr(fn, "__name__", "unary")
     kernel.applies = fn  # type: ignore[attr-defined]  # what a tp.function lowering calls directly
+    kernel.direct = direct  # type: ignore[attr-defined]  # what an eager op calls once it has checked the call
     return kernel
 
 
 def binary(fn: Callable[[Any, Any], Any]) -> Kernel:
-    """The quiet kernel applying ``fn`` to inputs ``a`` and ``b``; ``kernel.applies`` is ``fn``."""
+    """The quiet kernel applying ``fn`` to inputs ``a`` and ``b``; ``kernel.applies`` is ``fn``, ``kernel.direct(a,
+    b)`` the kernel on its raw inputs (see ``tensorplug.kernel_factories.binary``)."""
+
+    def direct(a: Any, b: Any) -> Any:
+        runner = quiet_context()
+        if runner is None:
+            return fn(a, b)
+        return runner.run(fn, a, b)
 
     def kernel(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
         runner = quiet_context()
@@ -113,8 +128,9 @@ def binary(fn: Callable[[Any, Any], Any]) -> Kernel:
             return fn(inputs["a"], inputs["b"])
         return runner.run(fn, inputs["a"], inputs["b"])
 
-    kernel.__name__ = getattr(fn, "__name__", "binary")
+    kernel.__name__ = direct.__name__ = getattr(fn, "__name__", "binary")
     kernel.applies = fn  # type: ignore[attr-defined]
+    kernel.direct = direct  # type: ignore[attr-defined]
     return kernel
 
 

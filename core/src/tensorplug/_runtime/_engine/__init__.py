@@ -134,6 +134,110 @@ def _wrap_several(
     return outputs
 
 
+# -- checked calls: an op's kernel call on inputs whose dtypes it has checked once -----------------------
+
+
+class Entry:
+    """What a later call of kernel ``name`` needs, once an op has checked a call of it on tensors of some dtypes.
+
+    An op keeps one per input dtypes it accepts as they are (``make_entry``, after a call that converted
+    nothing); it stays valid while ``table``, the active backend's dispatch table when it was made, is still
+    ``engine.table``. The engine puts a new table in place whenever what a lookup would find may change: a
+    kernel registered or removed (an override), the backend switched, re-initialised or disposed, a
+    fallback backend registered, an observer (``tp.profile``, ``tp.debug``, a ``tp.function`` trace) coming
+    or going. While it is valid, ``fn`` is what ``run_kernel`` would call on ``backend``, and the output has
+    dtype ``dtype``, the first call's (kernels give the dtype their contract says, from the dtypes of
+    their inputs alone). A later call on tensors of the same dtypes then only needs the op's shape checks.
+    ``direct`` is ``fn.direct`` when the kernel has one (made by ``kernel_factories.unary``/``binary``, or a
+    backend's factory likewise): the kernel called with its raw inputs in order, no inputs dict; or None.
+    """
+
+    __slots__ = ("backend", "direct", "dtype", "fn", "name", "table")
+
+    def __init__(self, name: str, table: dict[str, Any], backend: Backend, fn: Any, dtype: str) -> None:
+        self.name = name
+        self.table = table
+        self.backend = backend
+        self.fn = fn
+        self.direct: Callable[..., Any] | None = getattr(fn, "direct", None)  # None for observed kernels too
+        self.dtype = dtype
+
+    def __repr__(self) -> str:
+        return f"<Entry {self.name!r} on backend {self.backend.name!r} -> {self.dtype}: {self.fn!r}>"
+
+
+def make_entry(name: str, table: dict[str, Any], out: Any) -> Entry | None:
+    """The entry of kernel ``name``, whose call just returned ``out`` and began while the active dispatch table was
+    ``table``; None when the table changed meanwhile (another thread registered a kernel, say) or the call gave
+    several outputs."""
+    backend = engine.active
+    if (
+        type(out) is not Tensor
+        or backend is None
+        or out._backend is not backend
+        or engine.table is not table
+        or engine.tables.get(backend.name) is not table  # a backend switch in between: table is another's
+    ):
+        return None
+    fn = table.get(name)
+    if fn is None:
+        return None
+    return Entry(name, table, backend, fn, out.dtype)
+
+
+def run_entry(entry: Entry, inputs: dict[str, Any], raw: dict[str, Any], attrs: dict[str, Any]) -> Tensor:
+    """``run_kernel`` for a checked call of a single-output kernel: ``entry`` is valid (``entry.table is
+    engine.table``), ``inputs`` are Tensors of ``entry.backend`` in a dict of this call's own (the tape records
+    it as it is), and ``raw`` holds their storage under the same names. Kernel errors, observers and recording
+    are run_kernel's; the output has the entry's dtype. (The elementwise ops run the same steps inline.)"""
+    backend = entry.backend
+    tape = state.tape
+    try:
+        out = entry.fn(raw, attrs, backend)
+    except Exception as exc:
+        raise kernel_failure(entry, inputs, attrs, exc) from exc
+    if type(out) is tuple or type(out) is list:
+        return several_outputs(entry, inputs, attrs, out)  # type: ignore[return-value]  # as run_kernel does
+    t = _new(Tensor)
+    t._data = out
+    t._backend = backend
+    t._dtype = entry.dtype
+    t._tape = None
+    if tape is not None:
+        record_entry(entry, tape, inputs, attrs, t)
+    return t
+
+
+def kernel_failure(entry: Entry, inputs: dict[str, Any], attrs: dict[str, Any], exc: Exception) -> Exception:
+    """What a checked call raises when its kernel raised ``exc``: run_kernel's error, naming kernel, backend,
+    inputs and attrs (a tensorplug error as it is)."""
+    if isinstance(exc, TensorplugError):
+        return exc
+    return KernelError(_failure_message(entry.name, entry.backend, inputs, attrs, exc))
+
+
+def record_entry(entry: Entry, tape: Any, inputs: dict[str, Any], attrs: dict[str, Any], t: Tensor) -> None:
+    """Record the checked call that made ``t`` from ``inputs`` (a dict of its own) on ``tape`` when any of
+    them is watched, as run_kernel does."""
+    token = tape.token
+    for u in inputs.values():
+        mark = u._tape
+        if mark is token or (mark is not None and id(u) in tape.watched_ids):  # tape.is_watching(u)
+            t._tape = token
+            overrides = state.overrides
+            grad = None if overrides is None else overrides.get(entry.name)
+            tape.records.append(new_record(Record, (entry.name, inputs, attrs, (t,), grad)))
+            return
+
+
+def several_outputs(entry: Entry, inputs: dict[str, Any], attrs: dict[str, Any], out: Any) -> list[Tensor]:
+    """The outputs of a checked call whose kernel returned several (not what its first call gave), as run_kernel
+    gives them."""
+    tape = state.tape
+    watched = tape is not None and any(tape.is_watching(u) for u in inputs.values())
+    return _wrap_several(entry.name, inputs, attrs, out, entry.backend, tape if watched else None)
+
+
 class _SingleOutputDispatch(Protocol):
     def __call__(self, name: str, inputs: Mapping[str, Any], attrs: dict[str, Any] | None = None, /) -> Tensor: ...
 

@@ -1,0 +1,130 @@
+"""Checked calls of the elementwise ops: the checks that depend on dtypes alone, passed once per dtype.
+
+An elementwise op converts its operands (Python scalars, other dtypes), checks their dtypes (``sub`` refuses
+bool, ``div`` computes integers in float32) and their shapes, then runs its kernel. The first call on
+tensors of a dtype that needed no conversion leaves an ``Entry`` in the op's ``Site`` under that dtype
+(see ``tensorplug._runtime._engine.Entry``): the dispatch table's kernel and the output's dtype. A later
+call on tensors of that dtype and of the active backend only compares shapes and runs the kernel
+(``run_entry``: observers, kernel errors and the tape as ``run_kernel``); anything else (a Python scalar,
+mixed dtypes, a tensor of another backend, shapes that do not broadcast, an entry whose table was
+replaced: a kernel registered, the backend switched, an observer on) takes the op's full path, which
+raises the op's usual errors or makes the entry again.
+
+For ``a + b`` on 1-element float32 tensors this takes ~1.27 us down to ~0.75 us.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tensorplug._runtime._engine import (
+    Entry,
+    dispatch,
+    engine,
+    kernel_failure,
+    make_entry,
+    record_entry,
+    several_outputs,
+)
+from tensorplug._runtime._state import state
+from tensorplug._runtime._tensor import Tensor
+from tensorplug.ops._promote import binary_operands
+from tensorplug.ops._shapes import broadcasts
+
+
+class Site:
+    """One op's checked calls: its name, its kernel's name, and an entry per input dtype it took as it was."""
+
+    __slots__ = ("entries", "kernel", "op")
+
+    def __init__(self, op: str, kernel: str) -> None:
+        self.op = op
+        self.kernel = kernel
+        self.entries: dict[str | None, Entry] = {}
+
+    def learn(self, dtype: str, table: dict[str, Any], out: Tensor) -> None:
+        entry = make_entry(self.kernel, table, out)
+        if entry is not None:
+            self.entries[dtype] = entry
+
+
+BinaryChecks = Callable[[str, Any, Any], tuple[Tensor, Tensor]]
+"""``checks(op, a, b)``: the operands converted and checked (errors naming ``op``), as tensors of one dtype."""
+
+_NO_ATTRS: dict[str, Any] = {}
+_new = object.__new__
+
+
+# ``binary`` and ``unary`` run the kernel inline, as ``run_entry`` does (kernel errors, the output's wrapping,
+# recording on a tape), rather than calling it: ~0.18 us less of ~1.0 us for a + b on 1-element tensors.
+
+
+def binary(site: Site, a: Any, b: Any, checks: BinaryChecks = binary_operands) -> Tensor:
+    """Run ``site``'s kernel (inputs ``a`` and ``b``) on the operands as ``checks`` makes them."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        dtype = a._dtype or a.dtype  # (a kernel's output knows its dtype once asked: a checked call's knows it)
+        entry = site.entries.get(dtype) if dtype == (b._dtype or b.dtype) else None
+        if entry is not None and entry.table is engine.table:
+            backend = entry.backend
+            if a._backend is backend and b._backend is backend:
+                ra, rb = a._data, b._data
+                sa, sb = ra.shape, rb.shape
+                if sa == sb or broadcasts(sa, sb):
+                    tape = state.tape
+                    direct = entry.direct
+                    try:
+                        out = direct(ra, rb) if direct is not None else entry.fn({"a": ra, "b": rb}, _NO_ATTRS, backend)
+                    except Exception as exc:
+                        raise kernel_failure(entry, {"a": a, "b": b}, _NO_ATTRS, exc) from exc
+                    if type(out) is tuple or type(out) is list:
+                        return several_outputs(entry, {"a": a, "b": b}, _NO_ATTRS, out)  # type: ignore[return-value]
+                    t = _new(Tensor)
+                    t._data = out
+                    t._backend = backend
+                    t._dtype = entry.dtype
+                    t._tape = None
+                    if tape is not None:
+                        record_entry(entry, tape, {"a": a, "b": b}, _NO_ATTRS, t)
+                    return t
+    table = engine.table
+    ta, tb = checks(site.op, a, b)
+    out = dispatch(site.kernel, {"a": ta, "b": tb})
+    if ta is a and tb is b:  # tensors taken as they were: of one dtype, which passed the dtype checks
+        site.learn(ta.dtype, table, out)
+    return out
+
+
+UnaryChecks = Callable[[str, Any], Tensor]
+"""``checks(op, x)``: the operand converted and checked (errors naming ``op``), as a tensor."""
+
+
+def unary(site: Site, x: Any, checks: UnaryChecks) -> Tensor:
+    """Run ``site``'s kernel (input ``x``) on the operand as ``checks`` makes it."""
+    if isinstance(x, Tensor):
+        entry = site.entries.get(x._dtype or x.dtype)
+        if entry is not None and entry.table is engine.table:
+            backend = entry.backend
+            if x._backend is backend:
+                tape = state.tape
+                direct = entry.direct
+                try:
+                    out = direct(x._data) if direct is not None else entry.fn({"x": x._data}, _NO_ATTRS, backend)
+                except Exception as exc:
+                    raise kernel_failure(entry, {"x": x}, _NO_ATTRS, exc) from exc
+                if type(out) is tuple or type(out) is list:
+                    return several_outputs(entry, {"x": x}, _NO_ATTRS, out)  # type: ignore[return-value]
+                t = _new(Tensor)
+                t._data = out
+                t._backend = backend
+                t._dtype = entry.dtype
+                t._tape = None
+                if tape is not None:
+                    record_entry(entry, tape, {"x": x}, _NO_ATTRS, t)
+                return t
+    table = engine.table
+    t = checks(site.op, x)
+    out = dispatch(site.kernel, {"x": t})
+    if t is x:  # a tensor taken as it was, whose dtype passed the checks
+        site.learn(t.dtype, table, out)
+    return out

@@ -1,0 +1,295 @@
+"""Checked calls of the elementwise ops: once an op has checked a call on tensors of some dtypes, later calls
+on tensors of those dtypes skip the dtype checks (``ops._checked``). Everything that may change what such a
+call must do is shown here to reach it: kernels registered, backends switched or disposed, observers,
+tapes and gradient overrides, tracing, other dtypes and shapes, other threads.
+
+Each test first warms the op up (``warm``), which asserts that the entry the fast path uses is there, so
+that what follows runs on that path and not on the one the first call took.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tensorplug as tp
+from tensorplug import kernel_names as K
+from tensorplug._runtime._engine import engine
+from tensorplug.ops import _binary, _unary
+from tensorplug.ops._checked import Site
+
+TIMEOUT = 30.0
+
+
+def warm(site: Site, dtype: str, call: Callable[[], Any]) -> Any:
+    """Call ``call`` twice, so that ``site`` holds a current entry for ``dtype``; return the second result."""
+    call()
+    result = call()
+    entry = site.entries.get(dtype)
+    assert entry is not None, f"{site.op} made no entry for {dtype}"
+    assert entry.table is engine.table
+    return result
+
+
+def override(kernel: str, fn: Callable[..., Any]) -> None:
+    """Register ``fn`` for ``kernel`` on numpy over the plugin's own kernel (which says so with a warning)."""
+    with pytest.warns(tp.PluginWarning, match="shadows"):
+        tp.register_kernel(kernel, "numpy", fn, override=True)
+
+
+def plus_ten(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+    return inputs["a"] + inputs["b"] + 10
+
+
+def minus_x(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+    return -inputs["x"]
+
+
+a, b = np.array([1.0, 2.0], np.float32), np.array([3.0, 4.0], np.float32)
+
+
+# -- what the fast path runs ------------------------------------------------------------
+
+
+def test_results_dtypes_and_tapes_are_those_of_the_first_call() -> None:
+    x, y = tp.tensor(a), tp.tensor(b)
+    assert warm(_binary._ADD, "float32", lambda: x + y).tolist() == [4.0, 6.0]
+    less = warm(_binary._LESS, "float32", lambda: x < y)
+    assert less._dtype == "bool"
+    assert less.tolist() == [True, True]
+    assert warm(_unary._TANH, "float32", lambda: tp.tanh(x)).tolist() == pytest.approx(np.tanh(a).tolist())
+    out = x + y
+    assert (out.dtype, out.backend, out._tape) == ("float32", "numpy", None)
+
+
+@pytest.mark.usefixtures("tensorplug_registries")
+def test_a_kernel_registered_after_the_warm_up_is_the_one_called() -> None:
+    x, y = tp.tensor(a), tp.tensor(b)
+    warm(_binary._ADD, "float32", lambda: x + y)
+    warm(_unary._NEG, "float32", lambda: -x)
+    override(K.ADD, plus_ten)
+    override(K.NEG, minus_x)
+    assert (x + y).tolist() == [14.0, 16.0]
+    assert (x + y).tolist() == [14.0, 16.0]  # and its own entry, made by the call above, runs it too
+    assert _binary._ADD.entries["float32"].fn is plus_ten
+    assert (-x).tolist() == [-1.0, -2.0]
+    tp.unregister_kernel(K.ADD, "numpy")
+    assert (x + y).tolist() == [4.0, 6.0]
+
+
+@pytest.mark.usefixtures("tensorplug_registries")
+def test_a_kernel_error_on_the_fast_path_reads_as_on_the_first_call() -> None:
+    calls = []
+
+    def fails_second_time(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        calls.append(1)
+        if len(calls) >= 3:
+            raise ValueError("kaboom")
+        return inputs["a"] + inputs["b"]
+
+    override(K.ADD, fails_second_time)
+    x, y = tp.tensor(a), tp.tensor(b)
+    warm(_binary._ADD, "float32", lambda: x + y)
+    with pytest.raises(tp.KernelError) as info:
+        x + y
+    assert str(info.value) == (
+        "kernel 'Add' on backend 'numpy' failed for inputs a=float32[2], b=float32[2] and attrs {}: ValueError: kaboom"
+    )
+    assert isinstance(info.value.__cause__, ValueError)
+
+
+def test_other_dtypes_shapes_and_operands_take_the_checked_path() -> None:
+    x, y = tp.tensor(a), tp.tensor(b)
+    warm(_binary._SUB, "float32", lambda: x - y)
+    warm(_binary._DIV, "float32", lambda: x / y)
+    flags = tp.tensor([True, False])
+    with pytest.raises(tp.DTypeError, match=r"sub: expects numeric tensors, got bool\[2\] and bool\[2\]"):
+        flags - flags
+    assert "bool" not in _binary._SUB.entries
+    ints = tp.tensor([1, 3])
+    assert (ints / ints).dtype == "float32"  # integers are divided in float32: converted, so no entry
+    assert "int32" not in _binary._DIV.entries
+    assert (ints / ints).tolist() == [1.0, 1.0]
+    assert (x - tp.tensor([1.0, 1.0], "float64")).dtype == "float64"
+    assert (x - 1).tolist() == [0.0, 1.0]
+    assert (x - tp.tensor([[1.0], [2.0]])).shape == (2, 2)
+    with pytest.raises(tp.ShapeError, match=r"sub: shapes \(2,\) and \(3,\) cannot be broadcast together"):
+        x - tp.tensor([1.0, 2.0, 3.0])
+
+
+def test_a_disposed_operand_is_still_a_clear_error() -> None:
+    x, y = tp.tensor(a), tp.tensor(b)
+    warm(_binary._ADD, "float32", lambda: x + y)
+    warm(_unary._EXP, "float32", lambda: tp.exp(x))
+    y.dispose()
+    with pytest.raises(tp.TensorplugError, match="disposed"):
+        x + y
+    x.dispose()
+    with pytest.raises(tp.TensorplugError, match="disposed"):
+        tp.exp(x)
+
+
+def test_numpy_kernels_stay_quiet_on_the_fast_path() -> None:
+    big = tp.tensor([3e38, -1.0])
+    warm(_binary._ADD, "float32", lambda: big + big)
+    warm(_unary._LOG, "float32", lambda: tp.log(big))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert (big + big).tolist()[0] == np.inf
+        assert np.isnan(tp.log(big).tolist()[1])
+
+
+# -- backends -------------------------------------------------------------------------
+
+
+class BoxedBackend(tp.Backend):
+    """Storage is a numpy array in a box, so that a kernel of the numpy backend cannot take it."""
+
+    def from_host(self, array: np.ndarray) -> Any:
+        return _Boxed(array)
+
+    def to_host(self, raw: Any) -> np.ndarray:
+        return np.asarray(raw.array)
+
+    def dtype_of(self, raw: Any) -> str:
+        return str(raw.array.dtype.name)
+
+
+class _Boxed:
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+        self.shape = array.shape
+
+
+def boxed_add(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+    return _Boxed(np.add(inputs["a"].array, inputs["b"].array))
+
+
+@pytest.mark.usefixtures("tensorplug_registries")
+def test_switching_backends_after_the_warm_up() -> None:
+    tp.register_backend("boxed", BoxedBackend, priority=-5)
+    tp.register_kernel(K.ADD, "boxed", boxed_add)
+    try:
+        x, y = tp.tensor(a), tp.tensor(b)
+        warm(_binary._ADD, "float32", lambda: x + y)
+        tp.set_backend("boxed")
+        out = x + y  # numpy tensors, moved to the active backend as run_kernel moves them
+        assert (out.backend, out.tolist()) == ("boxed", [4.0, 6.0])
+        bx, by = tp.tensor(a), tp.tensor(b)
+        assert warm(_binary._ADD, "float32", lambda: bx + by).backend == "boxed"
+        tp.set_backend("numpy")
+        assert (x + y).backend == "numpy"
+        assert (bx + by).backend == "numpy"  # moved back: the numpy entry is current again, the inputs are not its
+        assert type(x._data) is np.ndarray
+    finally:
+        tp.set_backend("numpy")
+        tp.remove_backend("boxed")
+
+
+def test_a_tensor_of_another_backend_is_moved_while_the_entry_is_current() -> None:
+    tp.register_backend("boxed", BoxedBackend, priority=-5)
+    try:
+        x, y = tp.tensor(a), tp.tensor(b)
+        warm(_binary._ADD, "float32", lambda: x + y)
+        boxed = x.to_backend("boxed")
+        out = boxed + y
+        assert (out.backend, out.tolist()) == ("numpy", [4.0, 6.0])
+        assert type(out._data) is np.ndarray
+    finally:
+        tp.remove_backend("boxed")
+
+
+# -- observers, tapes, tracing ------------------------------------------------------
+
+
+def test_observers_see_calls_made_after_the_warm_up() -> None:
+    x, y = tp.tensor(a), tp.tensor(b)
+    warm(_binary._MUL, "float32", lambda: x * y)
+    warm(_unary._SQUARE, "float32", lambda: tp.square(x))
+    # An observer coming puts a new dispatch table in place: the first call of each op in the block makes an
+    # entry anew, which holds the observed kernel, and the second runs it.
+    profile = tp.profile(lambda: tp.square(tp.square(x * y) * y))
+    assert [k.name for k in profile.kernels] == [K.MULTIPLY, K.SQUARE, K.MULTIPLY, K.SQUARE]
+    assert [k.name for k in tp.profile(lambda: x * y).kernels] == [K.MULTIPLY]  # again: a new observer
+    assert [k.name for k in tp.profile(lambda: x * y * y).kernels] == [K.MULTIPLY, K.MULTIPLY]
+    with tp.debug(), pytest.raises(tp.NonFiniteError, match="Log"):
+        tp.log(-x)
+
+
+def test_tapes_record_calls_made_after_the_warm_up() -> None:
+    x, w = tp.tensor(a), tp.tensor(b)
+    warm(_binary._MUL, "float32", lambda: x * w)
+    warm(_unary._TANH, "float32", lambda: tp.tanh(x))
+    grads = tp.grads(lambda x, w: tp.sum(tp.tanh(x * w)))([x, w])
+    expected = (1 - np.tanh(a * b) ** 2) * b
+    assert grads[0].tolist() == pytest.approx(expected.tolist())
+    assert tp.grad(lambda x: tp.sum(tp.tanh(x * w)))(x).tolist() == pytest.approx(expected.tolist())
+
+
+def test_gradient_overrides_reach_calls_made_after_the_warm_up() -> None:
+    x, w = tp.tensor(a), tp.tensor(b)
+    warm(_binary._MUL, "float32", lambda: x * w)
+
+    def tripled(dy: tp.Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> Any:
+        return dy * 3.0, dy * 3.0
+
+    with tp.gradient_overrides({K.MULTIPLY: tripled}):
+        grad = tp.grad(lambda x: tp.sum(x * w))(x)
+    assert grad.tolist() == [3.0, 3.0]
+
+
+def test_tracing_sees_calls_made_after_the_warm_up() -> None:
+    x, y = tp.tensor(a), tp.tensor(b)
+    warm(_binary._ADD, "float32", lambda: x + y)
+    warm(_unary._EXP, "float32", lambda: tp.exp(x))
+    f = tp.function(lambda x, y: tp.exp(tp.exp(x - y) + y))
+    assert [step.kernel for step in f.program(x, y).kernel_steps] == [K.SUB, K.EXP, K.ADD, K.EXP]
+    assert f(x, y).tolist() == pytest.approx(np.exp(np.exp(a - b) + b).tolist())
+
+
+# -- threads -------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("tensorplug_registries")
+def test_a_kernel_registered_by_another_thread_is_called_once_registered() -> None:
+    x, y = tp.tensor(a), tp.tensor(b)
+    warm(_binary._ADD, "float32", lambda: x + y)
+    registered = threading.Event()
+
+    def register() -> None:
+        override(K.ADD, plus_ten)
+        registered.set()
+
+    thread = threading.Thread(target=register)
+    thread.start()
+    assert registered.wait(TIMEOUT)
+    thread.join(TIMEOUT)
+    assert (x + y).tolist() == [14.0, 16.0]
+
+
+def test_an_observer_of_another_thread_sees_only_that_threads_calls() -> None:
+    x, y = tp.tensor(a), tp.tensor(b)
+    warm(_binary._ADD, "float32", lambda: x + y)
+    observing, done = threading.Event(), threading.Event()
+    seen: list[list[str]] = []
+
+    def observed() -> None:
+        def body() -> None:
+            observing.set()
+            assert done.wait(TIMEOUT)
+            x * y * y
+
+        seen.append([k.name for k in tp.profile(body).kernels])
+
+    thread = threading.Thread(target=observed)
+    thread.start()
+    assert observing.wait(TIMEOUT)
+    assert (x + y).tolist() == [4.0, 6.0]  # while the other thread observes: not its call
+    done.set()
+    thread.join(TIMEOUT)
+    assert seen == [[K.MULTIPLY, K.MULTIPLY]]
