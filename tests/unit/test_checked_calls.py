@@ -103,6 +103,23 @@ def test_a_kernel_error_on_the_fast_path_reads_as_on_the_first_call() -> None:
     assert isinstance(info.value.__cause__, ValueError)
 
 
+@pytest.mark.usefixtures("tensorplug_registries")
+def test_a_tensorplug_error_of_a_kernel_passes_as_it_is_on_the_fast_path() -> None:
+    cause = ValueError("inner")
+
+    def refuses(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        if inputs["x"].size > 2:
+            raise tp.ShapeError("refused") from cause
+        return -inputs["x"]
+
+    override(K.NEG, refuses)
+    x = tp.tensor(a)
+    warm(_unary._NEG, "float32", lambda: -x)
+    with pytest.raises(tp.ShapeError, match=r"^refused$") as info:
+        -tp.tensor([1.0, 2.0, 3.0])
+    assert info.value.__cause__ is cause
+
+
 def test_other_dtypes_shapes_and_operands_take_the_checked_path() -> None:
     x, y = tp.tensor(a), tp.tensor(b)
     warm(_binary._SUB, "float32", lambda: x - y)

@@ -27,6 +27,7 @@ from tensorplug._runtime._engine import (
     record_entry,
     several_outputs,
 )
+from tensorplug._runtime._errors import TensorplugError
 from tensorplug._runtime._state import state
 from tensorplug._runtime._tensor import Tensor
 from tensorplug.ops._promote import binary_operands
@@ -75,6 +76,8 @@ def binary(site: Site, a: Any, b: Any, checks: BinaryChecks = binary_operands) -
                     direct = entry.direct
                     try:
                         out = direct(ra, rb) if direct is not None else entry.fn({"a": ra, "b": rb}, _NO_ATTRS, backend)
+                    except TensorplugError:
+                        raise
                     except Exception as exc:
                         raise kernel_failure(entry, {"a": a, "b": b}, _NO_ATTRS, exc) from exc
                     if type(out) is tuple or type(out) is list:
@@ -110,6 +113,8 @@ def unary(site: Site, x: Any, checks: UnaryChecks) -> Tensor:
                 direct = entry.direct
                 try:
                     out = direct(x._data) if direct is not None else entry.fn({"x": x._data}, _NO_ATTRS, backend)
+                except TensorplugError:
+                    raise
                 except Exception as exc:
                     raise kernel_failure(entry, {"x": x}, _NO_ATTRS, exc) from exc
                 if type(out) is tuple or type(out) is list:

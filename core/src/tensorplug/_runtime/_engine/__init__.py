@@ -194,6 +194,8 @@ def run_entry(entry: Entry, inputs: dict[str, Any], raw: dict[str, Any], attrs: 
     tape = state.tape
     try:
         out = entry.fn(raw, attrs, backend)
+    except TensorplugError:
+        raise
     except Exception as exc:
         raise kernel_failure(entry, inputs, attrs, exc) from exc
     if type(out) is tuple or type(out) is list:
@@ -208,11 +210,9 @@ def run_entry(entry: Entry, inputs: dict[str, Any], raw: dict[str, Any], attrs: 
     return t
 
 
-def kernel_failure(entry: Entry, inputs: dict[str, Any], attrs: dict[str, Any], exc: Exception) -> Exception:
-    """What a checked call raises when its kernel raised ``exc``: run_kernel's error, naming kernel, backend,
-    inputs and attrs (a tensorplug error as it is)."""
-    if isinstance(exc, TensorplugError):
-        return exc
+def kernel_failure(entry: Entry, inputs: dict[str, Any], attrs: dict[str, Any], exc: Exception) -> KernelError:
+    """What a checked call raises when its kernel raised ``exc`` (not a tensorplug error, which passes as it is):
+    run_kernel's error, naming kernel, backend, inputs and attrs."""
     return KernelError(_failure_message(entry.name, entry.backend, inputs, attrs, exc))
 
 
