@@ -139,6 +139,21 @@ def test_other_dtypes_shapes_and_operands_take_the_checked_path() -> None:
         x - tp.tensor([1.0, 2.0, 3.0])
 
 
+def test_python_scalars_after_the_warm_up() -> None:
+    x, ints, f64 = tp.tensor(a), tp.tensor([2, 3]), tp.tensor([1.0], "float64")
+    warm(_binary._SUB, "float32", lambda: x - 1.0)  # a float meeting a float tensor: a cached tensor of its dtype
+    assert (1.0 - x).tolist() == [0.0, -1.0]
+    assert (x - 0.0).tolist() == [1.0, 2.0]
+    assert (x - 3e39).tolist() == [-np.inf, -np.inf]  # past float32's range, as the checks make it
+    assert (f64 - 0.5).dtype == "float64"
+    assert (ints - 1.5).dtype == "float32"  # a float meeting integers: both become float32
+    warm(_binary._POW, "int32", lambda: ints**ints)
+    with pytest.raises(tp.DTypeError, match="integers to negative integer powers are not integers"):
+        ints**-1
+    assert tp.grad(lambda x: tp.sum(x * 3.0))(x).tolist() == [3.0, 3.0]
+    assert tp.grad(lambda x: tp.sum(3.0 * x))(x).tolist() == [3.0, 3.0]
+
+
 def test_a_disposed_operand_is_still_a_clear_error() -> None:
     x, y = tp.tensor(a), tp.tensor(b)
     warm(_binary._ADD, "float32", lambda: x + y)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tensorplug._runtime._dtypes import FLOAT_DTYPES
 from tensorplug._runtime._engine import (
     Entry,
     dispatch,
@@ -30,7 +31,7 @@ from tensorplug._runtime._engine import (
 from tensorplug._runtime._errors import TensorplugError
 from tensorplug._runtime._state import state
 from tensorplug._runtime._tensor import Tensor
-from tensorplug.ops._promote import binary_operands
+from tensorplug.ops._promote import binary_operands, scalar_like
 from tensorplug.ops._shapes import broadcasts
 
 
@@ -63,13 +64,19 @@ _new = object.__new__
 
 def binary(site: Site, a: Any, b: Any, checks: BinaryChecks = binary_operands) -> Tensor:
     """Run ``site``'s kernel (inputs ``a`` and ``b``) on the operands as ``checks`` makes them."""
-    if isinstance(a, Tensor) and isinstance(b, Tensor):
-        dtype = a._dtype or a.dtype  # (a kernel's output knows its dtype once asked: a checked call's knows it)
-        entry = site.entries.get(dtype) if dtype == (b._dtype or b.dtype) else None
+    ta, tb = a, b
+    if type(b) is float:  # x * 2.0: the scalar as the float tensor of x's dtype that the checks would make
+        if isinstance(a, Tensor):
+            tb = _float_scalar(b, a)
+    elif type(a) is float and isinstance(b, Tensor):
+        ta = _float_scalar(a, b)
+    if isinstance(ta, Tensor) and isinstance(tb, Tensor):
+        dtype = ta._dtype or ta.dtype  # (a kernel's output knows its dtype once asked: a checked call's knows it)
+        entry = site.entries.get(dtype) if dtype == (tb._dtype or tb.dtype) else None
         if entry is not None and entry.table is engine.table:
             backend = entry.backend
-            if a._backend is backend and b._backend is backend:
-                ra, rb = a._data, b._data
+            if ta._backend is backend and tb._backend is backend:
+                ra, rb = ta._data, tb._data
                 sa, sb = ra.shape, rb.shape
                 if sa == sb or broadcasts(sa, sb):
                     tape = state.tape
@@ -79,23 +86,31 @@ def binary(site: Site, a: Any, b: Any, checks: BinaryChecks = binary_operands) -
                     except TensorplugError:
                         raise
                     except Exception as exc:
-                        raise kernel_failure(entry, {"a": a, "b": b}, _NO_ATTRS, exc) from exc
+                        raise kernel_failure(entry, {"a": ta, "b": tb}, _NO_ATTRS, exc) from exc
                     if type(out) is tuple or type(out) is list:
-                        return several_outputs(entry, {"a": a, "b": b}, _NO_ATTRS, out)  # type: ignore[return-value]
+                        return several_outputs(entry, {"a": ta, "b": tb}, _NO_ATTRS, out)  # type: ignore[return-value]
                     t = _new(Tensor)
                     t._data = out
                     t._backend = backend
                     t._dtype = entry.dtype
                     t._tape = None
                     if tape is not None:
-                        record_entry(entry, tape, {"a": a, "b": b}, _NO_ATTRS, t)
+                        record_entry(entry, tape, {"a": ta, "b": tb}, _NO_ATTRS, t)
                     return t
     table = engine.table
-    ta, tb = checks(site.op, a, b)
-    out = dispatch(site.kernel, {"a": ta, "b": tb})
-    if ta is a and tb is b:  # tensors taken as they were: of one dtype, which passed the dtype checks
-        site.learn(ta.dtype, table, out)
+    ca, cb = checks(site.op, a, b)
+    out = dispatch(site.kernel, {"a": ca, "b": cb})
+    if ca is ta and cb is tb:  # tensors taken as they were: of one dtype, which passed the dtype checks
+        site.learn(ca.dtype, table, out)
     return out
+
+
+def _float_scalar(value: float, other: Tensor) -> Any:
+    """The weak scalar ``value`` meeting ``other`` as the checks make it (the same cached tensor), when that is a
+    tensor of ``other``'s dtype (``other`` is a float tensor); else ``value`` itself."""
+    if (other._dtype or other.dtype) in FLOAT_DTYPES:
+        return scalar_like(value, other)
+    return value
 
 
 UnaryChecks = Callable[[str, Any], Tensor]
