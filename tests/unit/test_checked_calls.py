@@ -20,7 +20,7 @@ import pytest
 import tensorplug as tp
 from tensorplug import kernel_names as K
 from tensorplug._runtime._engine import engine
-from tensorplug.ops import _binary, _unary
+from tensorplug.ops import _binary, _linalg, _reduction, _unary
 from tensorplug.ops._checked import Site
 
 TIMEOUT = 30.0
@@ -152,6 +152,41 @@ def test_python_scalars_after_the_warm_up() -> None:
         ints**-1
     assert tp.grad(lambda x: tp.sum(x * 3.0))(x).tolist() == [3.0, 3.0]
     assert tp.grad(lambda x: tp.sum(3.0 * x))(x).tolist() == [3.0, 3.0]
+
+
+@pytest.mark.usefixtures("tensorplug_registries")
+def test_reductions_after_the_warm_up() -> None:
+    x = tp.tensor([[1.0, 2.0], [3.0, 4.0]])
+    warm(_reduction._SUM, "float32", lambda: tp.sum(x))
+    warm(_reduction._MAX, "float32", lambda: tp.max(x, axis=1))
+    assert tp.sum(x, axis=0, keepdims=True).tolist() == [[4.0, 6.0]]
+    assert tp.sum(tp.tensor([True, True, False])).dtype == "int32"  # bool counts in int32: converted, no entry
+    assert tp.mean(tp.tensor([1, 2])).dtype == "float32"
+    with pytest.raises(tp.ShapeError, match="axis 2 is out of range for a tensor of rank 2"):
+        tp.sum(x, axis=2)
+    with pytest.raises(tp.ShapeError, match="max: cannot reduce float32\\[0, 2\\] over an axis of size 0"):
+        tp.max(tp.zeros((0, 2)), axis=0)
+    with pytest.raises(tp.DTypeError, match="max: expects a numeric tensor"):
+        tp.max(tp.tensor([True]))
+    override(K.SUM, lambda inputs, attrs, backend: inputs["x"].sum(axis=attrs["axis"]) * 0 - 1)
+    assert tp.sum(x).tolist() == -1.0
+    assert tp.grad(lambda x: tp.sum(x * x))(x).tolist() == [[2.0, 4.0], [6.0, 8.0]]
+
+
+@pytest.mark.usefixtures("tensorplug_registries")
+def test_matmul_after_the_warm_up() -> None:
+    m, v = tp.tensor([[1.0, 2.0], [3.0, 4.0]]), tp.tensor([1.0, 1.0])
+    warm(_linalg._MATMUL, "float32", lambda: m @ m)
+    assert tp.matmul(m, m, transpose_b=True).tolist() == [[5.0, 11.0], [11.0, 25.0]]
+    assert (m @ v).tolist() == [3.0, 7.0]  # a vector: reshaped, on the general path
+    with pytest.raises(tp.ShapeError, match="matmul: inner dimensions differ"):
+        m @ tp.ones((3, 2))
+    with pytest.raises(tp.DTypeError, match="matmul: expects numeric tensors"):
+        tp.tensor([[True]]) @ tp.tensor([[True]])
+    assert (m @ tp.tensor([[1, 0], [0, 1]])).dtype == "float64"  # NumPy's promotion table
+    assert tp.grad(lambda m: tp.sum(m @ m))(m).tolist() == [[7.0, 11.0], [9.0, 13.0]]
+    override(K.BATCH_MAT_MUL, lambda inputs, attrs, backend: inputs["a"] * 0)
+    assert (m @ m).tolist() == [[0.0, 0.0], [0.0, 0.0]]
 
 
 def test_a_disposed_operand_is_still_a_clear_error() -> None:

@@ -148,3 +148,28 @@ def unary(site: Site, x: Any, checks: UnaryChecks) -> Tensor:
     if t is x:  # a tensor taken as it was, whose dtype passed the checks
         site.learn(t.dtype, table, out)
     return out
+
+
+# -- ops with attrs or checks of their own: they look their entry up, and run it with ``run_entry``
+
+
+def entry_of(site: Site, x: Any) -> Entry | None:
+    """``site``'s current entry for tensor ``x`` (of its dtype, on the entry's backend); None otherwise."""
+    if isinstance(x, Tensor):
+        entry = site.entries.get(x._dtype or x.dtype)
+        if entry is not None and entry.table is engine.table and x._backend is entry.backend:
+            return entry
+    return None
+
+
+def entry_of_pair(site: Site, a: Any, b: Any) -> Entry | None:
+    """``site``'s current entry for tensors ``a`` and ``b`` of one dtype on the entry's backend; None otherwise."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        dtype = a._dtype or a.dtype
+        if dtype == (b._dtype or b.dtype):
+            entry = site.entries.get(dtype)
+            if entry is not None and entry.table is engine.table:
+                backend = entry.backend
+                if a._backend is backend and b._backend is backend:
+                    return entry
+    return None

@@ -7,14 +7,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from tensorplug import kernel_names as K
-from tensorplug._runtime._engine import dispatch
+from tensorplug._runtime._engine import dispatch, engine, run_entry
 from tensorplug._runtime._errors import DTypeError, InvalidArgumentError, ShapeError
 from tensorplug._runtime._tensor import Tensor, describe
+from tensorplug.ops._checked import Site, entry_of_pair
 from tensorplug.ops._promote import promote_all, promote_operands
 from tensorplug.ops._shape import reshape
 from tensorplug.ops._shapes import broadcast_shapes
 
 __all__ = ["matmul", "einsum"]
+
+_MATMUL = Site("matmul", K.BATCH_MAT_MUL)  # its checked calls (see ops._checked): two matrices, nothing to reshape
 
 
 def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False) -> Tensor:
@@ -27,13 +30,24 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False)
     >>> tp.matmul(tp.ones((2, 3)), tp.ones((3, 4))).shape
     (2, 4)
     """
-    a, b = promote_operands("matmul", a, b)
-    if a.dtype == "bool":
-        raise DTypeError(f"matmul: expects numeric tensors, got {describe(a)} and {describe(b)}")
-    sa, sb = a._data.shape, b._data.shape
+    entry = entry_of_pair(_MATMUL, a, b)  # None until a call on tensors of this dtype passed the dtype checks
+    if entry is None:
+        table = engine.table
+        before_a, before_b = a, b
+        a, b = promote_operands("matmul", a, b)
+        if a.dtype == "bool":
+            raise DTypeError(f"matmul: expects numeric tensors, got {describe(a)} and {describe(b)}")
+    ra, rb = a._data, b._data
+    sa, sb = ra.shape, rb.shape
     if len(sa) == 2 and len(sb) == 2 and sa[0 if transpose_a else 1] == sb[1 if transpose_b else 0]:
         # two matrices whose inner dimensions agree (the common case): nothing to reshape or broadcast
-        return dispatch(K.BATCH_MAT_MUL, {"a": a, "b": b}, {"transpose_a": transpose_a, "transpose_b": transpose_b})
+        attrs = {"transpose_a": transpose_a, "transpose_b": transpose_b}
+        if entry is not None:
+            return run_entry(entry, {"a": a, "b": b}, {"a": ra, "b": rb}, attrs)
+        out = dispatch(K.BATCH_MAT_MUL, {"a": a, "b": b}, attrs)
+        if a is before_a and b is before_b:  # tensors taken as they were, of one dtype, not bool
+            _MATMUL.learn(a.dtype, table, out)
+        return out
     if a.ndim == 0 or b.ndim == 0:
         raise ShapeError(f"matmul: operands must have at least one dimension, got {describe(a)} and {describe(b)}")
     given_a, given_b = a, b  # before 1-D operands become matrices, for messages

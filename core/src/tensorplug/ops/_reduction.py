@@ -13,30 +13,45 @@ import builtins
 from typing import Any
 
 from tensorplug import kernel_names as K
-from tensorplug._runtime._engine import dispatch
+from tensorplug._runtime._engine import dispatch, engine, run_entry
 from tensorplug._runtime._errors import DTypeError, ShapeError
 from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug.ops._args import to_float
+from tensorplug.ops._checked import Site, UnaryChecks, entry_of
 from tensorplug.ops._convert import as_tensor, cast
 from tensorplug.ops._shapes import normalize_axes, normalize_axis
 
 __all__ = ["sum", "prod", "mean", "max", "min", "all", "any", "argmax", "argmin", "cumsum", "cumprod"]
 
 
-def _reduce(op: str, kernel: str, x: Tensor, axis: Any, keepdims: bool, nonempty: bool = False) -> Tensor:
-    axes = normalize_axes(op, axis, x.ndim)
-    if nonempty and builtins.any(x.shape[a] == 0 for a in axes):
+def _reduce(site: Site, x: Any, checks: UnaryChecks, axis: Any, keepdims: bool, nonempty: bool = False) -> Tensor:
+    """Run ``site``'s reduction on ``x`` as ``checks`` makes it (no checks once they passed for x's dtype)."""
+    entry = entry_of(site, x)
+    t = x if entry is not None else checks(site.op, x)
+    axes = normalize_axes(site.op, axis, t.ndim)
+    if nonempty and builtins.any(t.shape[a] == 0 for a in axes):
         raise ShapeError(
-            f"{op}: cannot reduce {describe(x)} over an axis of size 0 (axis={axis!r}): "
-            f"{op} of no elements is undefined"
+            f"{site.op}: cannot reduce {describe(t)} over an axis of size 0 (axis={axis!r}): "
+            f"{site.op} of no elements is undefined"
         )
-    return dispatch(kernel, {"x": x}, {"axis": axes, "keep_dims": bool(keepdims)})
+    attrs = {"axis": axes, "keep_dims": bool(keepdims)}
+    if entry is not None:
+        return run_entry(entry, {"x": t}, {"x": t._data}, attrs)
+    table = engine.table
+    out = dispatch(site.kernel, {"x": t}, attrs)
+    if t is x:  # a tensor taken as it was, whose dtype passed the checks
+        site.learn(t.dtype, table, out)
+    return out
 
 
-def _counted(x: Any) -> Tensor:
+def _counted(op: str, x: Any) -> Tensor:
     """Bool tensors as int32, so that sums and products count."""
     t = as_tensor(x)
     return cast(t, "int32") if t.dtype == "bool" else t
+
+
+def _floating(op: str, x: Any) -> Tensor:
+    return to_float(as_tensor(x))
 
 
 def _numeric(op: str, x: Any) -> Tensor:
@@ -56,6 +71,16 @@ def _boolean(op: str, x: Any) -> Tensor:
     return t
 
 
+# The checked calls of the reductions (see ops._checked)
+_SUM = Site("sum", K.SUM)
+_PROD = Site("prod", K.PROD)
+_MEAN = Site("mean", K.MEAN)
+_MAX = Site("max", K.MAX)
+_MIN = Site("min", K.MIN)
+_ALL = Site("all", K.ALL)
+_ANY = Site("any", K.ANY)
+
+
 def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Sum over ``axis`` (all axes when None); 0 over no elements. Bool tensors are summed as int32.
 
@@ -63,7 +88,7 @@ def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
     >>> tp.sum(tp.tensor([[1, 2], [3, 4]]), axis=0).tolist()
     [4, 6]
     """
-    return _reduce("sum", K.SUM, _counted(x), axis, keepdims)
+    return _reduce(_SUM, x, _counted, axis, keepdims)
 
 
 def prod(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
@@ -73,32 +98,32 @@ def prod(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
     >>> tp.prod(tp.tensor([[1, 2], [3, 4]]), axis=1).tolist()
     [2, 12]
     """
-    return _reduce("prod", K.PROD, _counted(x), axis, keepdims)
+    return _reduce(_PROD, x, _counted, axis, keepdims)
 
 
 def mean(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Mean over ``axis`` (all axes when None); integer inputs give float32. NaN over zero elements."""
-    return _reduce("mean", K.MEAN, to_float(as_tensor(x)), axis, keepdims)
+    return _reduce(_MEAN, x, _floating, axis, keepdims)
 
 
 def max(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Maximum over ``axis`` (all axes when None); NaN propagates. An axis of size 0 is an error."""
-    return _reduce("max", K.MAX, _numeric("max", x), axis, keepdims, nonempty=True)
+    return _reduce(_MAX, x, _numeric, axis, keepdims, nonempty=True)
 
 
 def min(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Minimum over ``axis`` (all axes when None); NaN propagates. An axis of size 0 is an error."""
-    return _reduce("min", K.MIN, _numeric("min", x), axis, keepdims, nonempty=True)
+    return _reduce(_MIN, x, _numeric, axis, keepdims, nonempty=True)
 
 
 def all(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Logical and over ``axis`` of a bool tensor (all axes when None); True over no elements."""
-    return _reduce("all", K.ALL, _boolean("all", x), axis, keepdims)
+    return _reduce(_ALL, x, _boolean, axis, keepdims)
 
 
 def any(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Logical or over ``axis`` of a bool tensor (all axes when None); False over no elements."""
-    return _reduce("any", K.ANY, _boolean("any", x), axis, keepdims)
+    return _reduce(_ANY, x, _boolean, axis, keepdims)
 
 
 def _arg(op: str, kernel: str, x: Any, axis: int) -> Tensor:
@@ -127,7 +152,7 @@ def argmin(x: Any, axis: int = 0) -> Tensor:
 
 
 def _scan(op: str, kernel: str, x: Any, axis: int, exclusive: bool, reverse: bool) -> Tensor:
-    t = _counted(x)
+    t = _counted(op, x)
     if t.ndim == 0:
         raise ShapeError(f"{op}: expects a tensor of rank 1 or more, got {describe(t)}")
     a = normalize_axis(op, axis, t.ndim)

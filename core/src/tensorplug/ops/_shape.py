@@ -15,6 +15,7 @@ from tensorplug._runtime._errors import DTypeError, InvalidArgumentError, ShapeE
 from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug.ops._args import check_indices, check_numeric, dispatch_several, int_arg, ints_arg, scalar_of
 from tensorplug.ops._binary import add, mul
+from tensorplug.ops._checked import Site, unary
 from tensorplug.ops._convert import as_tensor, cast
 from tensorplug.ops._shapes import broadcast_shapes, normalize_axes, normalize_shape
 
@@ -177,14 +178,22 @@ def ones(shape: Any, dtype: Any = _dtypes.DEFAULT_FLOAT) -> Tensor:
     return fill(shape, 1, _dtypes.DEFAULT_FLOAT if dtype is None else dtype)
 
 
+_ZEROS_LIKE = Site("zeros_like", K.ZEROS_LIKE)  # their checked calls (see ops._checked)
+_ONES_LIKE = Site("ones_like", K.ONES_LIKE)
+
+
+def _any(op: str, x: Any) -> Tensor:
+    return as_tensor(x)
+
+
 def zeros_like(x: Any) -> Tensor:
     """Zeros with the shape and dtype of ``x``."""
-    return dispatch(K.ZEROS_LIKE, {"x": as_tensor(x)})
+    return unary(_ZEROS_LIKE, x, _any)
 
 
 def ones_like(x: Any) -> Tensor:
     """Ones with the shape and dtype of ``x``."""
-    return dispatch(K.ONES_LIKE, {"x": as_tensor(x)})
+    return unary(_ONES_LIKE, x, _any)
 
 
 def one_hot(indices: Any, depth: int, on_value: Any = 1, off_value: Any = 0, dtype: Any = "int32") -> Tensor:
