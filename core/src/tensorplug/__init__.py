@@ -8,7 +8,8 @@
 Loaded on first use, to keep ``import tensorplug`` cheap, yet listed by
 ``dir(tp)``: ``tp.function`` (trace and replay), ``tp.train`` (optimizers),
 ``tp.initializers`` (weight initialisers), ``tp.datasets``, ``tp.testing``,
-``tp.profile``, ``tp.time``, ``tp.debug``, ``tp.coverage`` and ``tp.persist``.
+``tp.profile``, ``tp.time``, ``tp.debug``, ``tp.coverage``, ``tp.persist``, and the checkpoints:
+``tp.save``, ``tp.load``, ``tp.restore`` (the ``safetensors`` package is imported by the first of them called).
 """
 
 from typing import TYPE_CHECKING, Any
@@ -126,6 +127,11 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Replay": ("tensorplug._runtime._program", "Replay"),
     "generate_replay": ("tensorplug._tracing._replay", "generate_replay"),
     "persist": ("tensorplug._runtime._lazy", "persist"),
+    "save": ("tensorplug.train._checkpoint", "save"),
+    "load": ("tensorplug.train._checkpoint", "load"),
+    "restore": ("tensorplug.train._checkpoint", "restore"),
+    "Checkpoint": ("tensorplug.train._checkpoint", "Checkpoint"),
+    "CheckpointError": ("tensorplug.train._checkpoint", "CheckpointError"),
 }
 
 if TYPE_CHECKING:
@@ -147,6 +153,7 @@ if TYPE_CHECKING:
     )
     from tensorplug._tracing._function import Function, function
     from tensorplug._tracing._replay import generate_replay
+    from tensorplug.train._checkpoint import Checkpoint, CheckpointError, load, restore, save
 
 
 def __getattr__(name: str) -> Any:
@@ -187,6 +194,8 @@ __all__ = [
     "Backend",
     "BackendError",
     "BackendSpec",
+    "Checkpoint",
+    "CheckpointError",
     "CopyError",
     "Coverage",
     "CoverageRow",
@@ -251,6 +260,7 @@ __all__ = [
     "kernel_stack",
     "kernels_for_backend",
     "list_backends",
+    "load",
     "losses",
     "memory",
     "no_grad",
@@ -263,7 +273,9 @@ __all__ = [
     "register_gradient_set",
     "register_kernel",
     "remove_backend",
+    "restore",
     "run_kernel",
+    "save",
     "set_backend",
     "stop_gradient",
     "testing",
