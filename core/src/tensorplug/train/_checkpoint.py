@@ -18,6 +18,7 @@ from typing import Any, TypeAlias
 import numpy as np
 
 from tensorplug._runtime._engine import engine
+from tensorplug._runtime._errors import TensorplugError
 from tensorplug._runtime._state import state as thread_state
 from tensorplug._runtime._storage import spec_text
 from tensorplug._runtime._tensor import Tensor, describe
@@ -32,7 +33,7 @@ from tensorplug.train._checkpoint_file import (
     read_file,
     write_atomically,
 )
-from tensorplug.train._optimizer import Optimizer, OptimizerError
+from tensorplug.train._optimizer import Optimizer
 from tensorplug.train._state import OptimizerState, check_state, commit_state
 
 __all__ = ["Checkpoint", "CheckpointError", "Metadata", "Tree", "load", "restore", "save"]
@@ -175,7 +176,7 @@ def restore(path: str | os.PathLike[str], tree: Tree, *, strict: bool = True) ->
         found = _optimizer_state(prefix, optimizer, saved_kinds, arrays, variables, problems, used)
         if found is not None:
             states.append((optimizer, *found))
-    unexpected = [name for name in arrays if name not in used]
+    unexpected = sorted(name for name in arrays if name not in used)
     if strict and unexpected:
         listed = ", ".join(repr(n) for n in unexpected[:_MAX_LISTED])
         more = f" and {len(unexpected) - _MAX_LISTED} more" if len(unexpected) > _MAX_LISTED else ""
@@ -345,7 +346,7 @@ def _optimizer_state(
     slot_names: tuple[str, ...] = ()
     try:
         slot_names = check_state(optimizer, OptimizerState(name, iterations, config, ())).slot_names
-    except OptimizerError as exc:
+    except TensorplugError as exc:  # an OptimizerError, a ShapeError...
         problems.append(f"{prefix!r}: {exc}")
         return None
     slots_prefix = f"{prefix}.slots."
@@ -369,7 +370,7 @@ def _optimizer_state(
     state = OptimizerState(name, iterations, config, tuple((variables[p], s) for p, s in by_variable.items()))
     try:
         return state, check_state(optimizer, state)
-    except OptimizerError as exc:
+    except TensorplugError as exc:  # an OptimizerError, a ShapeError...
         problems.append(f"{prefix!r}: {exc}")
         return None
 

@@ -275,6 +275,8 @@ def read_file(path: Path, where: str) -> FileContents:
     ours = sorted(key for key in metadata if key.startswith(RESERVED_PREFIX))
     if ours:
         _verify(data, end, header, metadata, ours, damaged)
+    elif data.find(f'{json.dumps(HEADER_SHA_KEY)}:"'.encode(), 8, end) >= 0:  # its __metadata__ entry is damaged
+        raise damaged("is a damaged tensorplug checkpoint: its header has a checksum, but outside __metadata__")
     for name, entry in header.items():
         code = entry.get("dtype") if isinstance(entry, dict) else None
         if code not in _FROM_SAFETENSORS and code in _OTHER_DTYPES:
