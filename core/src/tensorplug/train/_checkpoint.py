@@ -38,10 +38,11 @@ from tensorplug.train._state import OptimizerState, check_state, commit_state
 
 __all__ = ["Checkpoint", "CheckpointError", "Metadata", "Tree", "load", "restore", "save"]
 
-Tree: TypeAlias = "Tensor | Optimizer | Mapping[str, Tree] | Sequence[Tree]"
-"""What ``save`` and ``restore`` take: Tensors, Variables and optimizers, in dicts (str keys), lists and tuples."""
-Metadata: TypeAlias = Mapping[str, str | int | float | bool | None]
-"""A checkpoint's user metadata: a small dict of strings, numbers, flags and None."""
+Tree: TypeAlias = Mapping[str, Any] | Sequence[Any]
+"""What ``save`` and ``restore`` take: a dict (str keys) or a list of Tensors, Variables, optimizers, and dicts,
+lists and tuples of them (checked when called: a dict of mixed values is a ``dict[str, object]`` to a type checker)."""
+Metadata: TypeAlias = Mapping[str, object]
+"""A checkpoint's user metadata: a small dict of str, int, float, bool and None values (checked when called)."""
 
 _MAX_LISTED = 20  # differences listed in one error message
 
