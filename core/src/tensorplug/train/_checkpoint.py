@@ -99,6 +99,7 @@ def save(path: str | os.PathLike[str], tree: Tree, *, metadata: Metadata | None 
     >>> checkpoint = tp.load(path)
     >>> sorted(checkpoint), checkpoint["layer.w"].tolist(), checkpoint.metadata
     (['layer.b', 'layer.w'], [[1.0, 2.0]], {'epoch': 3})
+    >>> import shutil; shutil.rmtree(os.path.dirname(path))
     """
     target = Path(path)
     where = f"tp.save({str(target)!r})"
