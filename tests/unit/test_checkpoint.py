@@ -472,3 +472,43 @@ def test_checkpoint_file_entries_of_an_optimizer(path: Path) -> None:
     assert float(arrays["opt.config.learning_rate"]) == 0.1
     with safetensors.safe_open(path, framework="np") as f:
         assert json.loads(f.metadata()["tensorplug.optimizers"]) == {"opt": "Momentum"}
+
+
+def test_restore_a_model_part_and_its_optimizer_with_strict_false(path: Path) -> None:
+    variables, optimizer = trained("Adam")
+    tp.save(path, {"model": variables, "optimizer": optimizer})
+    w = tp.variable(tp.zeros((2, 3)))
+    other = tp.train.Adam()
+    with pytest.raises(tp.CheckpointError) as caught:
+        tp.restore(path, {"model": {"w": w}, "optimizer": other})
+    assert "'optimizer.slots.model.b.m': Adam has slots ['m', 'v'] for the tree's Variables" in str(caught.value)
+    tp.restore(path, {"model": {"w": w}, "optimizer": other}, strict=False)  # b and its slots left out
+    assert other.iterations == 2
+    assert [(v is w, sorted(slots)) for v, slots in other.state().slots] == [(True, ["m", "v"])]
+
+
+def test_a_restore_that_fails_while_committing_puts_everything_back(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tensorplug.train import _checkpoint
+
+    variables, optimizer = trained("Momentum")
+    tp.save(path, {"model": variables, "optimizer": optimizer})
+    w, b = tp.variable(tp.zeros((2, 3))), tp.variable(tp.zeros(3))
+    other = tp.train.Momentum(0.1, 0.9, use_nesterov=True)
+    real = _checkpoint.commit_state
+    calls = []
+
+    def failing(*args: object) -> None:
+        calls.append(args)
+        if len(calls) == 1:  # the restore's; the second call puts the old state back
+            raise MemoryError("out of memory while restoring")
+        real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_checkpoint, "commit_state", failing)
+    with pytest.raises(MemoryError):
+        tp.restore(path, {"model": {"w": w, "b": b}, "optimizer": other})
+    assert w.tolist() == [[0.0] * 3] * 2  # assigned, then put back
+    assert b.tolist() == [0.0] * 3
+    assert other.iterations == 0
+    assert len(calls) == 2

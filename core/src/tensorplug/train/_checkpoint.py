@@ -21,7 +21,7 @@ from tensorplug._runtime._engine import engine
 from tensorplug._runtime._errors import TensorplugError
 from tensorplug._runtime._state import state as thread_state
 from tensorplug._runtime._storage import spec_text
-from tensorplug._runtime._tensor import Tensor, describe
+from tensorplug._runtime._tensor import Tensor, describe, wrap_storage
 from tensorplug._runtime._variable import Variable
 from tensorplug.ops import tensor
 from tensorplug.train._checkpoint_file import (
@@ -94,7 +94,7 @@ def save(path: str | os.PathLike[str], tree: Tree, *, metadata: Metadata | None 
     >>> import os, tempfile
     >>> import tensorplug as tp
     >>> path = os.path.join(tempfile.mkdtemp(), "ckpt.safetensors")
-    >>> w, b = tp.variable([[1.0, 2.0]], name="w"), tp.variable([0.5], name="b")
+    >>> w, b = tp.variable([[1.0, 2.0]], name="save_doc_w"), tp.variable([0.5], name="save_doc_b")
     >>> tp.save(path, {"layer": {"w": w, "b": b}}, metadata={"epoch": 3})
     >>> checkpoint = tp.load(path)
     >>> sorted(checkpoint), checkpoint["layer.w"].tolist(), checkpoint.metadata
@@ -175,7 +175,7 @@ def restore(path: str | os.PathLike[str], tree: Tree, *, strict: bool = True) ->
     saved_kinds = _saved_optimizers(contents.metadata, where)
     states: list[tuple[Optimizer, OptimizerState, Optimizer]] = []
     for prefix, optimizer in optimizers:
-        found = _optimizer_state(prefix, optimizer, saved_kinds, arrays, variables, problems, used)
+        found = _optimizer_state(prefix, optimizer, saved_kinds, arrays, variables, problems, used, strict)
         if found is not None:
             states.append((optimizer, *found))
     unexpected = sorted(name for name in arrays if name not in used)
@@ -312,9 +312,10 @@ def _optimizer_state(
     variables: dict[str, Variable],
     problems: list[str],
     used: set[str],
+    strict: bool,
 ) -> tuple[OptimizerState, Optimizer] | None:
     """The state of the optimizer at ``prefix`` from the file, checked against it; None (and ``problems``) if it
-    does not fit."""
+    does not fit. Not ``strict``: the slots of variables the tree lacks are left out."""
     name = type(optimizer).__name__
     kind = saved_kinds.get(prefix)
     if kind is None:
@@ -355,6 +356,8 @@ def _optimizer_state(
     for key in (k for k in own if k.startswith(slots_prefix)):
         path, _, slot = key[len(slots_prefix) :].rpartition(".")
         variable = variables.get(path)
+        if slot in slot_names and variable is None and not strict:
+            continue  # a variable the tree lacks: left out, as its own entry is
         if slot not in slot_names or variable is None:
             used.add(key)
             problems.append(
@@ -417,7 +420,7 @@ def _commit(
     variables: dict[str, Variable], values: dict[str, Tensor], states: list[tuple[Optimizer, OptimizerState, Optimizer]]
 ) -> None:
     """Assign every Variable and give every optimizer its state; if anything raises, put everything back."""
-    old_values = [(v, tensor(v)) for v in variables.values()]
+    old_values = [(v, v._data, v._backend) for v in variables.values()]
     old_states = [(optimizer, optimizer.state()) for optimizer, _, _ in states]
     try:
         for name, variable in variables.items():
@@ -425,8 +428,9 @@ def _commit(
         for optimizer, state, template in states:
             commit_state(optimizer, state, template)
     except BaseException:
-        for variable, value in old_values:
-            variable.assign(value)
+        for variable, raw, backend in old_values:
+            if variable._data is not raw:
+                variable.assign(wrap_storage(raw, backend, variable.dtype))
         for optimizer, state in old_states:
             commit_state(optimizer, state, check_state(optimizer, state))
         raise
