@@ -304,24 +304,34 @@ def _verify(
     damaged: Callable[..., CheckpointError],
 ) -> None:
     """Check a tensorplug checkpoint: its format, the header's digest, the data's length and digest."""
+    digest = metadata.get(HEADER_SHA_KEY, "")
+    at = _digest_at(data, end, HEADER_SHA_KEY, digest) if digest else None
+    intact = False
+    if at is not None:
+        raw = bytearray(data[8:end])
+        raw[at - 8 : at - 8 + 64] = _PLACEHOLDER.encode()
+        intact = hashlib.sha256(raw).hexdigest() == digest
+    version = metadata.get(FORMAT_KEY)
+    if version is not None and version != FORMAT:
+        if intact:
+            raise damaged(
+                f"is a tensorplug checkpoint of format {version!r}; this tensorplug reads format {FORMAT!r}",
+                "Upgrade tensorplug to read it",
+            )
+        raise damaged(
+            f"says it is a tensorplug checkpoint of format {version!r} (this tensorplug reads format {FORMAT!r}) and "
+            f"fails the header checksum of format {FORMAT!r}: it is damaged, or written by a newer tensorplug",
+            "Load an earlier checkpoint, or upgrade tensorplug if a newer one wrote it",
+        )
     missing = [key for key in _DIGEST_KEYS if key not in metadata]
     unknown = [key for key in ours if key not in _KNOWN_KEYS]
     if missing or unknown:
         raise damaged(
             f"is a damaged tensorplug checkpoint: its header lacks {missing} or has unknown entries {unknown}"
         )
-    if metadata[FORMAT_KEY] != FORMAT:
-        raise damaged(
-            f"is a tensorplug checkpoint of format {metadata[FORMAT_KEY]!r}, this tensorplug reads format {FORMAT!r}",
-            "Upgrade tensorplug to read it (or, if it says nonsense, the file is damaged)",
-        )
-    digest = metadata[HEADER_SHA_KEY]
-    at = _digest_at(data, end, HEADER_SHA_KEY, digest)
     if at is None:
         raise damaged("has a damaged header: its header checksum cannot be found as written")
-    raw = bytearray(data[8:end])
-    raw[at - 8 : at - 8 + 64] = _PLACEHOLDER.encode()
-    if hashlib.sha256(raw).hexdigest() != digest:
+    if not intact:
         raise damaged("fails its header checksum (SHA-256): the header (names, dtypes, shapes, metadata) was changed")
     ends = []
     for entry in header.values():
