@@ -181,14 +181,28 @@ def _load_replayer() -> GradientReplayer | None:
     return _replayer
 
 
-def _backprop(records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: Tensor) -> list[Tensor | None]:
+def _own_path(records: list[Record], xs: Sequence[Tensor]) -> tuple[list[Record], set[int]]:
+    """``_path`` for the records of a tape that watched only ``xs``: each record read one of ``xs`` or an output
+    of an earlier record (that is why it was recorded), so every record depends on ``xs``. Records that ``y``
+    does not depend on stay in the path: no gradient reaches their outputs, so backprop passes them by."""
+    reachable = {id(x) for x in xs}
+    for record in records:
+        for o in record.outputs:
+            reachable.add(id(o))
+    return records[::-1], reachable
+
+
+def _backprop(
+    records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: Tensor, own_tape: bool = False
+) -> list[Tensor | None]:
     """Gradients of ``y`` (seeded with ``dy``) with respect to each of ``xs``; None where unconnected.
 
     Only inputs that depend on ``xs`` get gradients: a gradient entry given
-    as a zero-argument callable is not even computed for the others.
+    as a zero-argument callable is not even computed for the others. ``own_tape``: the records are those of
+    a tape that watched ``xs`` only (see ``_own_path``).
     """
     grads: dict[int, Tensor] = {id(y): dy}
-    path, reachable = _path(records, xs, y)
+    path, reachable = _own_path(records, xs) if own_tape else _path(records, xs, y)
     outer = state.gradient_of  # a backprop inside a gradient (higher order) restores the outer one
     # Replayed gradients serve a first-order backprop that nobody observes: a recording outer scope needs the
     # gradient ops on its tape, and tp.profile, debug mode and tp.function's tracer need to see each kernel.
@@ -353,7 +367,7 @@ def _gradients(
             raise GradientError(hint) from exc
     y, seed = _seed(y, dy, fname)
     records = scope.tape.records
-    result = _backprop(records, xs, y, seed)
+    result = _backprop(records, xs, y, seed, own_tape=scope.tape is not scope._saved)
     for i, g in enumerate(result):
         if g is not None:
             continue
