@@ -15,6 +15,7 @@ Loaded on first use, to keep ``import tensorplug`` cheap, yet listed by
 from typing import TYPE_CHECKING, Any
 
 from tensorplug import kernel_names, losses, ops
+from tensorplug._autodiff import _backward
 from tensorplug._autodiff._tape import (
     VariableGrads,
     custom_grad,
@@ -94,6 +95,9 @@ from tensorplug.ops._random import *  # noqa: F403
 from tensorplug.ops._reduction import *  # noqa: F403
 from tensorplug.ops._shape import *  # noqa: F403
 from tensorplug.ops._unary import *  # noqa: F403
+
+# The core's gradients are replayed from programs traced once per signature (loaded at the first backprop).
+_backward.replay_gradients_with("tensorplug._tracing._gradient_programs:replay_gradient")
 
 # Loaded on first use (``tp.train``, ``tp.profile``...), so that ``import tensorplug`` stays cheap: each of
 # these modules costs milliseconds of dataclass and class creation that most programs never need.
