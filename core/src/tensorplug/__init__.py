@@ -8,7 +8,8 @@
 Loaded on first use, to keep ``import tensorplug`` cheap, yet listed by
 ``dir(tp)``: ``tp.function`` (trace and replay), ``tp.train`` (optimizers),
 ``tp.initializers`` (weight initialisers), ``tp.datasets``, ``tp.testing``,
-``tp.profile``, ``tp.time``, ``tp.debug``, ``tp.coverage`` and ``tp.persist``.
+``tp.profile``, ``tp.time``, ``tp.debug``, ``tp.coverage``, ``tp.persist`` and ``tp.export`` (write a traced
+function in a format an exporter plugin adds: ``tp.exporters()`` lists them).
 """
 
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ from tensorplug._autodiff._tape import (
     variable_grads,
 )
 from tensorplug._inspection._memory import memory
+from tensorplug._plugins._exporters import ExporterSpec, exporters, register_exporter, unregister_exporter
 from tensorplug._plugins._loading import PluginInfo, plugins
 from tensorplug._plugins._overrides import (
     GradientSet,
@@ -60,6 +62,7 @@ from tensorplug._runtime._errors import (
     BackendError,
     CopyError,
     DTypeError,
+    ExportError,
     FallbackWarning,
     FunctionWarning,
     GradientError,
@@ -126,6 +129,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Replay": ("tensorplug._runtime._program", "Replay"),
     "generate_replay": ("tensorplug._tracing._replay", "generate_replay"),
     "persist": ("tensorplug._runtime._lazy", "persist"),
+    "export": ("tensorplug._tracing._export", "export"),
+    "ExportRequest": ("tensorplug._tracing._export", "ExportRequest"),
 }
 
 if TYPE_CHECKING:
@@ -145,6 +150,7 @@ if TYPE_CHECKING:
         StepLowering,
         TensorSpec,
     )
+    from tensorplug._tracing._export import ExportRequest, export
     from tensorplug._tracing._function import Function, function
     from tensorplug._tracing._replay import generate_replay
 
@@ -192,6 +198,9 @@ __all__ = [
     "CoverageRow",
     "DType",
     "DTypeError",
+    "ExportError",
+    "ExportRequest",
+    "ExporterSpec",
     "FallbackWarning",
     "Function",
     "FunctionWarning",
@@ -231,6 +240,8 @@ __all__ = [
     "custom_grad",
     "datasets",
     "debug",
+    "export",
+    "exporters",
     "float32",
     "float64",
     "function",
@@ -259,6 +270,7 @@ __all__ = [
     "plugins",
     "profile",
     "register_backend",
+    "register_exporter",
     "register_gradient",
     "register_gradient_set",
     "register_kernel",
@@ -268,6 +280,7 @@ __all__ = [
     "stop_gradient",
     "testing",
     "train",
+    "unregister_exporter",
     "unregister_gradient",
     "unregister_gradient_set",
     "use_gradients",
