@@ -61,6 +61,7 @@ class Result:
     held_out_examples: int
     epochs: list[Epoch] = field(default_factory=list)
     seconds: float = 0.0
+    model: MLP | None = field(default=None, repr=False)  # the trained network
 
     @property
     def held_out_accuracy(self) -> float:
@@ -194,6 +195,7 @@ def train(settings: Settings, out: TextIO | None = None) -> Result:
         if progress is not None:
             progress.finish(stats)
     result.seconds = time.perf_counter() - started
+    result.model = model
     return result
 
 
@@ -238,6 +240,14 @@ def run(args: Any) -> int:
         if problem is not None:  # said before training, not after
             print(f"tensorplug demo: error: {problem}", file=sys.stderr)
             return 2
+    export = getattr(args, "export", None)
+    if export is not None:
+        from tensorplug._tools._demo_export import exporter_missing
+
+        problem = exporter_missing()
+        if problem is not None:  # said before training, not after
+            print(f"tensorplug demo: error: {problem}", file=sys.stderr)
+            return 2
     if args.backend is not None:
         try:
             tp.set_backend(args.backend)
@@ -268,4 +278,9 @@ def run(args: Any) -> int:
     if args.plot is not None:
         plot(result, args.plot)
         print(f"saved the loss and accuracy curves to {args.plot}", file=out)
+    if export is not None:
+        from tensorplug._tools._demo_export import export_classifier
+
+        assert result.model is not None
+        print(export_classifier(result.model, settings, export), file=out)
     return 0

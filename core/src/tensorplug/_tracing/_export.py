@@ -22,7 +22,7 @@ import numpy as np
 
 from tensorplug._plugins._exporters import find_exporter
 from tensorplug._runtime._errors import ExportError, FunctionWarning, TensorplugError
-from tensorplug._runtime._program import Program
+from tensorplug._runtime._program import Program, Step
 from tensorplug._runtime._registry import resolve
 from tensorplug._runtime._tensor import Tensor
 from tensorplug._runtime._variable import Variable
@@ -44,6 +44,8 @@ class ExportRequest:
     array, of ``program.variables[i]`` at the time of the export; ``constant_values`` maps each register of
     ``program.constants`` to its value as a NumPy array. ``path`` is where to write (None: write nothing,
     return the result), ``options`` the keyword arguments of ``tp.export`` meant for the format.
+    ``dynamic`` maps each register whose size along some axes is not fixed (``dynamic_axes``) to
+    ``{axis: symbol}``; every other size in ``program.specs`` is fixed.
     """
 
     format: str
@@ -56,6 +58,7 @@ class ExportRequest:
     constant_values: Mapping[int, np.ndarray]
     path: Path | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    dynamic: Mapping[int, Mapping[int, str]] = field(default_factory=dict)
 
     def value(self, register: int) -> np.ndarray | None:
         """The value a register holds at every call when the program fixes it (a constant or a Variable read:
@@ -79,6 +82,7 @@ def export(
     path: str | os.PathLike[str] | None = None,
     input_names: Sequence[str] | None = None,
     output_names: Sequence[str] | None = None,
+    dynamic_axes: Mapping[str, Sequence[int] | Mapping[int, str]] | None = None,
     **options: Any,
 ) -> Any:
     """Trace ``fn`` on ``example_args`` with ``tp.function`` and write its program in ``format``; return what the
@@ -88,8 +92,12 @@ def export(
     static, as for ``tp.function`` (their values are part of the trace). Variables the function reads are
     written with their values now. Inputs are named after ``fn``'s parameters (``x``, or ``batch_0``,
     ``batch_1`` for a list ``batch``), outputs ``output`` (one tensor), ``output_0``... (a tuple) or by key
-    (a dict); ``input_names`` and ``output_names`` choose others. ``options`` go to the exporter
-    (``opset=`` for ONNX, say). ``tp.exporters()`` lists the formats installed; ``tensorplug-onnx`` adds
+    (a dict); ``input_names`` and ``output_names`` choose others. ``dynamic_axes`` leaves sizes open:
+    ``{"x": [0]}`` (or ``{"x": {0: "batch"}}``) makes axis 0 of input ``x`` any size. The function is then
+    traced a second time, one larger along each of those axes (so give an example of size 2 or more there),
+    and the two programs must be the same but for those sizes: a program whose attrs or constants depend on
+    them (a reshape to a fixed size, say) is refused. ``options`` go to the exporter (``opset=`` for ONNX,
+    say). ``tp.exporters()`` lists the formats installed; ``tensorplug-onnx`` adds
     ``"onnx"``. The function runs once, eagerly, while it is traced.
 
     >>> import tensorplug as tp
@@ -109,20 +117,7 @@ def export(
             f"{exc}. Reinstall {spec.source} with its dependencies"
         ) from exc
     python_fn = fn.python_function if isinstance(fn, Function) else fn
-    traced: Function[..., Any] = Function(python_fn, max_traces=1, lower=False)
-    traced.__name__ = name
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FunctionWarning)  # the reason is in the error program() raises
-        try:
-            result = traced(*example_args)
-            program = traced.program(*example_args)
-        except TensorplugError as exc:
-            if isinstance(exc, ExportError):
-                raise
-            raise ExportError(
-                f"{call}: the function cannot be traced into a program: {exc}. tp.export traces it as "
-                "tp.function does; call it outside tp.grad scopes and other traces"
-            ) from exc
+    result, program = _trace(call, python_fn, name, example_args)
     inputs = _names(call, "input_names", input_names, len(program.arguments), _argument_names(python_fn, example_args))
     outputs = _names(call, "output_names", output_names, len(program.outputs), _result_names(result))
     clash = sorted(set(inputs) & set(outputs))
@@ -148,6 +143,9 @@ def export(
         constant_values={reg: np.asarray(to_host(raw)) for reg, raw in program.constants},
         path=Path(path) if path is not None else None,
         options=dict(options),
+        dynamic={}
+        if not dynamic_axes
+        else _dynamic(call, python_fn, name, example_args, program, inputs, dynamic_axes),
     )
     try:
         return exporter(request)
@@ -157,6 +155,23 @@ def export(
         raise ExportError(
             f"{call}: the exporter of {format!r} from {spec.source} failed: {type(exc).__name__}: {exc}"
         ) from exc
+
+
+def _trace(call: str, fn: Callable[..., Any], name: str, args: tuple[Any, ...]) -> tuple[Any, Program]:
+    """Trace ``fn`` on ``args``: its result and its program (an ExportError when it cannot be traced)."""
+    traced: Function[..., Any] = Function(fn, max_traces=1, lower=False)
+    traced.__name__ = name
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FunctionWarning)  # the reason is in the error program() raises
+        try:
+            return traced(*args), traced.program(*args)
+        except TensorplugError as exc:
+            if isinstance(exc, ExportError):
+                raise
+            raise ExportError(
+                f"{call}: the function cannot be traced into a program: {exc}. tp.export traces it as "
+                "tp.function does; call it outside tp.grad scopes and other traces"
+            ) from exc
 
 
 def _names(call: str, what: str, given: Sequence[str] | None, count: int, derived: list[str] | None) -> tuple[str, ...]:
@@ -244,3 +259,130 @@ def _result_names(result: Any) -> list[str] | None:
     if isinstance(result, dict):
         names = [n.removeprefix("output_") for n in names]
     return names
+
+
+# -- dynamic axes ------------------------------------------------------------------------------------------------
+
+
+def _dynamic(
+    call: str,
+    fn: Callable[..., Any],
+    name: str,
+    args: tuple[Any, ...],
+    program: Program,
+    inputs: tuple[str, ...],
+    dynamic_axes: Mapping[str, Sequence[int] | Mapping[int, str]],
+) -> dict[int, dict[int, str]]:
+    """``{register: {axis: symbol}}`` for every register whose size depends on the dynamic axes of the inputs,
+    found by tracing again one larger along each; an ExportError where anything else depends on them."""
+    from tensorplug.ops import zeros  # (ops make the larger example tensors)
+
+    leaves = _argument_tensors(args)
+    asked: dict[int, dict[int, str]] = {}  # argument position -> {axis: symbol}
+    for input_name, axes in dynamic_axes.items():
+        if input_name not in inputs:
+            raise ExportError(f"{call}: dynamic_axes names {input_name!r}, which is not an input ({', '.join(inputs)})")
+        position = inputs.index(input_name)
+        rank = len(leaves[position].shape)
+        symbols = dict(axes) if isinstance(axes, Mapping) else {a: f"{input_name}_dim{a}" for a in axes}
+        for axis in list(symbols):
+            if isinstance(axis, bool) or not isinstance(axis, int) or not -rank <= axis < rank:
+                raise ExportError(f"{call}: dynamic_axes[{input_name!r}] names axis {axis!r}; {input_name!r} has "
+                                  f"rank {rank}")  # fmt: skip
+            if leaves[position].shape[axis] < 2:
+                raise ExportError(
+                    f"{call}: give an example of size 2 or more along the dynamic axis {axis} of {input_name!r} "
+                    f"(it is {leaves[position].shape[axis]}): a size of 1 broadcasts, so it is traced as no other"
+                )
+        asked[position] = {a % rank: str(s) for a, s in symbols.items()}
+    larger = {}
+    for position, axes in asked.items():
+        leaf = leaves[position]
+        shape = [n + 1 if i in axes else n for i, n in enumerate(leaf.shape)]
+        larger[id(leaf)] = zeros(shape, leaf.dtype)
+    _, other = _trace(call, fn, name, _swap(args, larger))
+    _same_program(call, program, other)
+    known: dict[tuple[int, int], str] = {}
+    for position, axes in asked.items():
+        register = program.arguments[position]
+        for axis, symbol in axes.items():
+            before, after = program.specs[register].shape, other.specs[register].shape
+            assert before is not None
+            assert after is not None
+            known.setdefault((before[axis], after[axis]), symbol)
+    dynamic: dict[int, dict[int, str]] = {}
+    for register, (spec, grown) in enumerate(zip(program.specs, other.specs, strict=True)):
+        if spec.shape is None or spec.shape == grown.shape:
+            continue
+        assert grown.shape is not None
+        axes_of = dynamic.setdefault(register, {})
+        for axis, (n, m) in enumerate(zip(spec.shape, grown.shape, strict=True)):
+            if n != m:
+                axes_of[axis] = known.setdefault((n, m), f"dim_{len(known)}")
+    return dynamic
+
+
+def _argument_tensors(args: tuple[Any, ...]) -> list[Tensor]:
+    """The tensor arguments in trace order (each once, Variables left out), as ``program.arguments``."""
+    found: list[Tensor] = []
+    seen: set[int] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, Tensor):
+            if not isinstance(value, Variable) and id(value) not in seen:
+                seen.add(id(value))
+                found.append(value)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                walk(item)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+
+    walk(args)
+    return found
+
+
+def _swap(value: Any, replacements: Mapping[int, Tensor]) -> Any:
+    if isinstance(value, Tensor):
+        return replacements.get(id(value), value)
+    if isinstance(value, list | tuple):
+        return type(value)(_swap(v, replacements) for v in value)
+    if isinstance(value, dict):
+        return {k: _swap(v, replacements) for k, v in value.items()}
+    return value
+
+
+def _same_program(call: str, program: Program, other: Program) -> None:
+    """Refuse unless ``other`` (traced larger along the dynamic axes) is ``program`` but for register sizes."""
+    problem = None
+    if len(program.steps) != len(other.steps) or program.arguments != other.arguments:
+        problem = "the function runs other kernels when the dynamic axes grow"
+    elif len(program.constants) != len(other.constants) or program.reads != other.reads:
+        problem = "its constants or Variables change when the dynamic axes grow"
+    for index, (a, b) in enumerate(zip(program.steps, other.steps, strict=True)):
+        if problem is not None:
+            break
+        if not isinstance(a, Step) or not isinstance(b, Step):
+            if type(a) is not type(b):
+                problem = f"step {index} differs when the dynamic axes grow"
+            continue
+        if (a.kernel, a.inputs, a.outputs) != (b.kernel, b.inputs, b.outputs):
+            problem = f"step {index} ({a.kernel}) differs when the dynamic axes grow"
+            continue
+        changed = [key for key in a.attrs if a.attrs[key] != b.attrs.get(key)]
+        if changed:
+            key = changed[0]
+            problem = (
+                f"step {index} ({a.kernel}) has the attr {key}={a.attrs[key]!r}, which becomes {b.attrs[key]!r} "
+                "when the dynamic axes grow"
+            )
+    for (register, raw), (_, grown) in zip(program.constants, other.constants, strict=True):
+        if problem is None and not np.array_equal(program.backend.to_host(raw), other.backend.to_host(grown)):
+            problem = f"the constant r{register} ({program.specs[register]}) depends on the size of the dynamic axes"
+    if problem is not None:
+        raise ExportError(
+            f"{call}: the sizes asked to be dynamic are built into the program: {problem}. Export with fixed "
+            "sizes (no dynamic_axes), or write the function so that no attr or constant depends on them (a "
+            "reshape that keeps the dynamic axis as it is, say)"
+        )

@@ -179,7 +179,9 @@ def _value_info(request: ExportRequest, name: str, register: int) -> onnx.ValueI
     spec = request.program.specs[register]
     if spec.dtype not in ONNX_TYPES or spec.shape is None:
         raise refuse(request, f"{name!r} is {spec}, which has no ONNX type; ONNX export takes {', '.join(ONNX_TYPES)}")
-    return helper.make_tensor_value_info(name, ONNX_TYPES[spec.dtype], list(spec.shape))
+    symbols = request.dynamic.get(register, {})
+    shape = [symbols.get(axis, n) for axis, n in enumerate(spec.shape)]
+    return helper.make_tensor_value_info(name, ONNX_TYPES[spec.dtype], shape)
 
 
 def _write(model: onnx.ModelProto, request: ExportRequest) -> None:

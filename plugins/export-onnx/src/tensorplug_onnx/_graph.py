@@ -110,26 +110,50 @@ class StepView:
         first = register[0] if isinstance(register, tuple) else register
         return str(self._spec(first).dtype)
 
-    def shape(self, name: str) -> tuple[int, ...]:
+    def _sizes(self, register: int, what: str, axes: Sequence[int] | None = None) -> tuple[int, ...]:
+        """The register's shape; refused where the converter needs the size of a dynamic axis."""
+        shape = self._spec(register).shape
+        assert shape is not None
+        dynamic = self.graph.request.dynamic.get(register, {})
+        needed = [a for a in (range(len(shape)) if axes is None else axes) if a in dynamic]
+        if needed:
+            axis = needed[0]
+            raise Refused(
+                f"writing it needs the size of axis {axis} of {what}, which is dynamic ({dynamic[axis]}); export "
+                "it with a fixed size there"
+            )
+        return shape
+
+    def rank(self, name: str) -> int:
         register = self._inputs[name]
         assert isinstance(register, int)
         shape = self._spec(register).shape
         assert shape is not None
-        return shape
+        return len(shape)
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        """The shape of input ``name`` (every size must be fixed: see ``dim`` for one axis)."""
+        register = self._inputs[name]
+        assert isinstance(register, int)
+        return self._sizes(register, name)
+
+    def dim(self, name: str, axis: int) -> int:
+        """The size of one axis of input ``name`` (which must be fixed)."""
+        register = self._inputs[name]
+        assert isinstance(register, int)
+        return self._sizes(register, name, [axis % max(self.rank(name), 1)])[axis]
 
     def shapes(self, name: str) -> list[tuple[int, ...]]:
         """The shapes of list input ``name``."""
         registers = self._inputs[name]
         assert isinstance(registers, tuple)
-        return [tuple(self._spec(r).shape or ()) for r in registers]
+        return [self._sizes(r, f"{name}[{i}]") for i, r in enumerate(registers)]
 
     def out_dtype(self, index: int = 0) -> str:
         return str(self._spec(self.step.outputs[index]).dtype)
 
     def out_shape(self, index: int = 0) -> tuple[int, ...]:
-        shape = self._spec(self.step.outputs[index]).shape
-        assert shape is not None
-        return shape
+        return self._sizes(self.step.outputs[index], "the result")
 
     def only(self, dtypes: Sequence[str], name: str, why: str) -> None:
         """Refuse unless input ``name`` has one of ``dtypes``."""

@@ -26,9 +26,9 @@ def _reduce(op_type: str, nan_propagates: bool = False) -> Converter:
             wide = g.op(op_type, g.cast(x, "int64"), g.ints(axes), keepdims=keep)
             return g.cast(wide, "int32")
         if op_type == "ReduceMean":  # the sum over the count: NaN over no elements (ONNX Runtime gives 0)
-            count = int(np.prod([s.shape("x")[a] for a in axes]))
-            total = g.op("ReduceSum", x, g.ints(axes), keepdims=keep)
-            return str(g.op("Div", total, g.const(count, dtype)))
+            sizes = g.op("Gather", g.op("Shape", x), g.ints(axes))
+            count = g.cast(g.op("ReduceProd", sizes, g.ints([0]), keepdims=0), dtype)
+            return str(g.op("Div", g.op("ReduceSum", x, g.ints(axes), keepdims=keep), count))
         value = g.op(op_type, x, g.ints(axes), keepdims=keep)
         if nan_propagates and s.dtype("x") in FLOATS:  # any NaN in the reduced elements gives NaN
             nans = g.op("ReduceMax", g.cast(g.op("IsNaN", x), "int32"), g.ints(axes), keepdims=keep)
@@ -74,7 +74,7 @@ def _cumsum(g: Graph, s: StepView) -> str:
 def _cumprod(g: Graph, s: StepView) -> str:
     """ONNX has no cumulative product: the running product of the axis's slices, one Mul each (size static)."""
     x, axis, dtype = s.x("x"), s.attrs["axis"], s.dtype("x")
-    n = s.shape("x")[axis]
+    n = s.dim("x", axis)
     if n == 0:
         return str(g.op("Identity", x))
     if n > 1024:
@@ -83,7 +83,7 @@ def _cumprod(g: Graph, s: StepView) -> str:
     order = list(reversed(parts)) if s.attrs["reverse"] else list(parts)
     shape = list(s.shape("x"))
     shape[axis] = 1
-    running = g.const(np.ones(shape), dtype)
+    running = g.const(np.ones(shape), dtype)  # (the shape of a slice: fixed sizes only)
     results = []
     for part in order:
         if s.attrs["exclusive"]:
@@ -123,9 +123,9 @@ def _swap_last(g: Graph, x: str, rank: int) -> str:
 def _matmul(g: Graph, s: StepView) -> str:
     a, b = s.x("a"), s.x("b")
     if s.attrs["transpose_a"]:
-        a = _swap_last(g, a, len(s.shape("a")))
+        a = _swap_last(g, a, s.rank("a"))
     if s.attrs["transpose_b"]:
-        b = _swap_last(g, b, len(s.shape("b")))
+        b = _swap_last(g, b, s.rank("b"))
     return str(g.op("MatMul", a, b))
 
 
@@ -209,7 +209,7 @@ def _mirror_pad(g: Graph, s: StepView) -> str:
     if s.attrs["mode"] == "reflect":
         pads = [p[0] for p in paddings] + [p[1] for p in paddings]
         return str(g.op("Pad", x, g.ints(pads), mode="reflect"))
-    value, shape = x, s.shape("x")  # symmetric: each axis joined with its mirrored ends (the edge repeated)
+    value = x  # symmetric: each axis joined with its mirrored ends (the edge repeated)
     for axis, (before, after) in enumerate(paddings):
         if before == after == 0:
             continue
@@ -219,7 +219,7 @@ def _mirror_pad(g: Graph, s: StepView) -> str:
             parts.append(_reverse(g, head, [axis]))
         parts.append(value)
         if after:
-            n = shape[axis]
+            n = s.dim("x", axis)
             tail = g.op("Slice", value, g.ints([n - after]), g.ints([n]), g.ints([axis]))
             parts.append(_reverse(g, tail, [axis]))
         value = g.op("Concat", *parts, axis=axis)
@@ -251,7 +251,7 @@ def _gather(g: Graph, s: StepView) -> str:
     x, indices, axis, batch = s.x("x"), s.x("indices"), s.attrs["axis"], s.attrs["batch_dims"]
     if batch == 0:
         return str(g.op("Gather", x, indices, axis=axis))
-    rank, index_rank = len(s.shape("x")), len(s.shape("indices"))
+    rank, index_rank = s.rank("x"), s.rank("indices")
     moved = x
     if axis != batch:  # bring axis next to the batch axes, gather pairwise, put the skipped axes back in front
         perm = [*range(batch), axis, *range(batch, axis), *range(axis + 1, rank)]
@@ -268,10 +268,9 @@ def _gather(g: Graph, s: StepView) -> str:
 
 def _gather_nd(g: Graph, s: StepView) -> str:
     params, indices = s.x("params"), s.x("indices")
-    index_shape = s.shape("indices")
-    if index_shape[-1] == 0:  # an index depth of 0 takes all of params, for each index
-        lead = index_shape[:-1]
-        reshaped = g.op("Reshape", params, g.ints([1] * len(lead) + list(s.shape("params"))), allowzero=1)
+    if s.dim("indices", -1) == 0:  # an index depth of 0 takes all of params, for each index
+        lead = s.rank("indices") - 1
+        reshaped = g.op("Reshape", params, g.ints([1] * lead + list(s.shape("params"))), allowzero=1)
         return str(g.op("Expand", reshaped, g.ints(s.out_shape())))
     return str(g.op("GatherND", params, g.cast(indices, "int64")))
 
@@ -293,7 +292,7 @@ def _segment_sum(g: Graph, s: StepView) -> str:
     x, ids, n, dtype = s.x("x"), s.x("segment_ids"), s.attrs["num_segments"], s.dtype("x")
     if n == 0:
         return _zeros(g, s.out_shape(), dtype)
-    id_type, id_rank, rank = s.dtype("segment_ids"), len(s.shape("segment_ids")), len(s.shape("x"))
+    id_type, id_rank, rank = s.dtype("segment_ids"), s.rank("segment_ids"), s.rank("x")
     valid = g.op(
         "And",
         g.op("GreaterOrEqual", ids, g.const(0, id_type)),
@@ -418,8 +417,8 @@ def _conv2d(g: Graph, s: StepView) -> str:
 
 def _conv2d_transpose(g: Graph, s: StepView) -> str:
     _float32_only(s, "dy", "ConvTranspose")
-    fh, fw, _, _ = s.shape("filter")
-    _, out_h, out_w, _ = s.shape("dy")
+    fh, fw = s.dim("filter", 0), s.dim("filter", 1)
+    out_h, out_w = s.dim("dy", 1), s.dim("dy", 2)
     (top, bottom), (left, right) = s.attrs["pad"]
     (sh, sw), (dh, dw) = s.attrs["strides"], s.attrs["dilations"]
     height, width = s.attrs["input_shape"][1:3]
