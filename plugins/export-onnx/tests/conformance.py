@@ -41,6 +41,9 @@ EXPECTED_REFUSALS = {
 }
 
 
+REPORTS: list[str] = []  # the reports of this run, printed at its end (conftest.py)
+
+
 @dataclass
 class Report:
     outcomes: dict[str, str] = field(default_factory=dict)  # case id -> class

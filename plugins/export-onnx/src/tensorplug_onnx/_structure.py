@@ -8,6 +8,8 @@ index, UnsortedSegmentSum drops ids out of range, Range computes ``start + i * s
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from tensorplug import kernel_names as K
@@ -169,7 +171,9 @@ def _slice(g: Graph, s: StepView) -> str:
 
 def _strided_slice(g: Graph, s: StepView) -> str:
     x, a = s.x("x"), s.attrs
-    starts, ends, axes, steps, shrink, new_axes = [], [], [], [], [], []
+    slices: list[tuple[int, int, int, int]] = []  # (start, end, axis of x, step)
+    shrink: list[int] = []
+    new_axes: list[int] = []
     axis = position = 0  # axis of x; axis of the result
     for i, (b, e, st) in enumerate(zip(a["begin"], a["end"], a["strides"], strict=True)):
         if a["new_axis_mask"] >> i & 1:
@@ -177,13 +181,14 @@ def _strided_slice(g: Graph, s: StepView) -> str:
             position += 1
             continue
         if a["shrink_axis_mask"] >> i & 1:
-            starts.append(b), ends.append(b + 1), steps.append(1), shrink.append(axis)
+            slices.append((b, b + 1, axis, 1))
+            shrink.append(axis)
         else:
             through_zero = st < 0 and a["end_mask"] >> i & 1
-            starts.append(b), ends.append(INT64_MIN if through_zero else e), steps.append(st)
+            slices.append((b, INT64_MIN if through_zero else e, axis, st))
             position += 1
-        axes.append(axis)
         axis += 1
+    starts, ends, axes, steps = (list(column) for column in zip(*slices, strict=True)) if slices else ([], [], [], [])
     value = x
     if axes:
         value = g.op("Slice", x, g.ints(starts), g.ints(ends), g.ints(axes), g.ints(steps))
@@ -402,7 +407,7 @@ def _float32_only(s: StepView, name: str, op_type: str) -> None:
         raise Refused(FLOAT32_ONLY.format(op=op_type))
 
 
-def _window_attrs(s: StepView) -> dict[str, list[int]]:
+def _window_attrs(s: StepView) -> dict[str, Any]:
     (top, bottom), (left, right) = s.attrs["pad"]
     return {"strides": list(s.attrs["strides"]), "pads": [top, left, bottom, right]}
 
