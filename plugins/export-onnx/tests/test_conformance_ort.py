@@ -7,10 +7,10 @@ the run. A converter that gives other values must fail here: the last test swaps
 from __future__ import annotations
 
 import pytest
+from conformance import REPORTS, Report, run_all
 
 import tensorplug as tp
 import tensorplug_onnx
-from conformance import REPORTS, Report, run_all
 from tensorplug import kernel_names as K
 from tensorplug.testing import all_cases
 
