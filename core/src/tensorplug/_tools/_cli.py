@@ -5,7 +5,7 @@ that adds its arguments to its parser, and a function that runs it and
 returns the exit status. Adding one is one more line in ``COMMANDS``.
 
     tensorplug info [--json] [--init]                   plugins, backends and kernel coverage
-    tensorplug demo [--backend NAME] [--plot FILE.png] [--export FILE.onnx]  train an MLP on the digits
+    tensorplug demo [--backend NAME] [--plot FILE.png]  train an MLP on the handwritten digits
     tensorplug bench [--backend NAME] [--quick]         each backend against raw NumPy / raw PyTorch
     tensorplug check NAME [PYTEST_ARGS...]              the conformance suite on backend NAME
     tensorplug new-backend NAME [DIR]                   a new backend distribution, ready to install and test

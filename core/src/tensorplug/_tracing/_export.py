@@ -101,10 +101,12 @@ def export(
     ``"onnx"``. The function runs once, eagerly, while it is traced.
 
     >>> import tensorplug as tp
-    >>> _ = tp.register_exporter("text", lambda request: str(request.program).splitlines()[-2:])
-    >>> tp.export(lambda x: tp.relu(x) * 2.0, tp.tensor([1.0, -1.0]), format="text")  # doctest: +ELLIPSIS
-    ['  r2 = Relu(x=r0) -> float32[2]', '  r3 = Multiply(a=r2, b=r1) -> float32[2]']
-    >>> _ = tp.unregister_exporter("text")
+    >>> def describe(request):
+    ...     return request.input_names, [s.kernel for s in request.program.kernel_steps], request.output_names
+    >>> _ = tp.register_exporter("summary", describe)
+    >>> tp.export(lambda pixels: tp.relu(pixels) * 2.0, tp.tensor([1.0, -1.0]), format="summary")
+    (('pixels',), ['Relu', 'Multiply'], ('output',))
+    >>> _ = tp.unregister_exporter("summary")
     """
     name = getattr(fn, "__name__", type(fn).__name__)
     call = f"tp.export({name!r}, format={format!r})"
