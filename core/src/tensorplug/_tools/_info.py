@@ -15,8 +15,8 @@ from typing import Any
 
 from tensorplug._inspection._coverage import coverage, text_table
 from tensorplug._plugins._env import ENV_ALLOW, ENV_DISABLE, ENV_STRICT
-from tensorplug._plugins._loading import plugins
 from tensorplug._plugins._exporters import exporters
+from tensorplug._plugins._loading import plugins
 from tensorplug._plugins._overrides import gradient_sets
 from tensorplug._plugins._provenance import shadowing
 from tensorplug._runtime._absent_kernels import absent_now, declares_optional
