@@ -247,6 +247,27 @@ def _squared_difference(g: Graph, s: StepView) -> str:
     return str(g.op("Mul", d, d))
 
 
+def _atan2(g: Graph, s: StepView) -> str:
+    """C's atan2 from atan: the angle of (|b|, |a|) in the first quadrant, reflected by the signs of b and a (the sign
+    bit: -0.0 counts as negative), with atan2(±inf, ±inf) and atan2(±0, ±0) as C gives them."""
+    a, b, dtype = s.x("a"), s.x("b"), s.dtype("a")
+    if dtype != "float32":
+        raise Refused(FLOAT32_ONLY.format(op="Atan"))
+    zero, inf = g.const(0, dtype), g.const(np.inf, dtype)
+    ay, ax = g.op("Abs", a), g.op("Abs", b)
+    angle = g.op("Atan", g.op("Div", ay, ax))
+    both_inf = g.op("And", g.op("Equal", ay, inf), g.op("Equal", ax, inf))
+    both_zero = g.op("And", g.op("Equal", ay, zero), g.op("Equal", ax, zero))
+    angle = g.op("Where", both_inf, g.const(np.pi / 4, dtype), g.op("Where", both_zero, zero, angle))
+
+    def negative(v: str) -> str:  # the sign bit: v < 0, or v is -0.0 (1 / -0.0 is -inf)
+        return str(g.op("Or", g.op("Less", v, zero), g.op("Less", g.op("Reciprocal", v), zero)))
+
+    angle = g.op("Where", negative(b), g.op("Sub", g.const(np.pi, dtype), angle), angle)
+    sign = g.op("Where", negative(a), g.const(-1, dtype), g.const(1, dtype))
+    return str(g.op("Mul", angle, sign))  # (ONNX Runtime's Where turns a -0.0 it selects into 0.0: a product keeps it)
+
+
 def _prelu(g: Graph, s: StepView) -> str:
     x, alpha = s.x("x"), s.x("alpha")
     return str(g.op("Where", g.op("Less", x, g.const(0, s.dtype("x"))), g.op("Mul", alpha, x), x))
@@ -319,6 +340,7 @@ BINARY: dict[str, Converter] = {
     K.MAXIMUM: _extremum("Max", "Or"),
     K.MINIMUM: _extremum("Min", "And"),
     K.SQUARED_DIFFERENCE: _squared_difference,
+    K.ATAN2: _atan2,
     K.PRELU: _prelu,
     K.FLOOR_DIV: _floor_div,
     K.MOD: _mod,

@@ -31,8 +31,6 @@ CONVERTERS: dict[str, Converter] = {**UNARY, **BINARY, **REDUCTION, **LINALG, **
 # Why each kernel of the catalogue without a converter is not exported.
 GRADIENT_ONLY = "it is the gradient of another kernel: inference programs do not compute gradients"
 NOT_EXPORTED: dict[str, str] = {
-    K.ATAN2: "ONNX has no Atan2 operator, and composing one that keeps C's atan2 at every sign and infinity is not "
-    "done yet",
     K.CONV2D_BACKPROP_FILTER: GRADIENT_ONLY,
     K.MAX_POOL_GRAD: GRADIENT_ONLY,
     K.AVG_POOL_GRAD: GRADIENT_ONLY,
