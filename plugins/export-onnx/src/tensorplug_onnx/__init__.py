@@ -13,9 +13,9 @@ why; ``OPSET`` is the default opset (``tp.export(..., opset=N)`` picks a newer o
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 OPSET = 18
+"""The default opset: ONNX Runtime 1.14 and later run it, as do most other runtimes."""
 
 __all__ = ["OPSET", "exportable_kernels", "not_exported"]
 
@@ -42,7 +42,3 @@ def not_exported() -> Mapping[str, str]:
     from tensorplug_onnx._export import not_exported as refused
 
     return refused()
-
-
-def __getattr__(name: str) -> Any:
-    raise AttributeError(f"module 'tensorplug_onnx' has no attribute {name!r}")

@@ -19,12 +19,10 @@ from onnx import helper
 
 from tensorplug import Assign, ExportRequest, Step
 from tensorplug import kernel_names as K
+from tensorplug_onnx import OPSET
 from tensorplug_onnx._elementwise import BINARY, UNARY
 from tensorplug_onnx._graph import ONNX_TYPES, Converter, Graph, Refused, StepView, describe, refuse
 from tensorplug_onnx._structure import LINALG, NN, REDUCTION, SHAPE
-
-OPSET = 18
-"""The default opset: ONNX Runtime 1.14 and later run it, and so do most other runtimes."""
 
 CONVERTERS: dict[str, Converter] = {**UNARY, **BINARY, **REDUCTION, **LINALG, **SHAPE, **NN}
 
