@@ -8,7 +8,8 @@
 Loaded on first use, to keep ``import tensorplug`` cheap, yet listed by
 ``dir(tp)``: ``tp.function`` (trace and replay), ``tp.train`` (optimizers),
 ``tp.initializers`` (weight initialisers), ``tp.datasets``, ``tp.testing``,
-``tp.profile``, ``tp.time``, ``tp.debug``, ``tp.coverage``, ``tp.persist``, and the checkpoints:
+``tp.profile``, ``tp.time``, ``tp.debug``, ``tp.coverage``, ``tp.persist``, ``tp.export`` (write a traced
+function in a format an exporter plugin adds: ``tp.exporters()`` lists them), and the checkpoints:
 ``tp.save``, ``tp.load``, ``tp.restore`` (the ``safetensors`` package is imported by the first of them called).
 """
 
@@ -27,6 +28,7 @@ from tensorplug._autodiff._tape import (
     variable_grads,
 )
 from tensorplug._inspection._memory import memory
+from tensorplug._plugins._exporters import ExporterSpec, exporters, register_exporter, unregister_exporter
 from tensorplug._plugins._loading import PluginInfo, plugins
 from tensorplug._plugins._overrides import (
     GradientSet,
@@ -62,6 +64,7 @@ from tensorplug._runtime._errors import (
     BackendError,
     CopyError,
     DTypeError,
+    ExportError,
     FallbackWarning,
     FunctionWarning,
     GradientError,
@@ -136,6 +139,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "restore": ("tensorplug.train._checkpoint", "restore"),
     "Checkpoint": ("tensorplug.train._checkpoint", "Checkpoint"),
     "CheckpointError": ("tensorplug.train._checkpoint", "CheckpointError"),
+    "export": ("tensorplug._tracing._export", "export"),
+    "ExportRequest": ("tensorplug._tracing._export", "ExportRequest"),
 }
 
 if TYPE_CHECKING:
@@ -155,6 +160,7 @@ if TYPE_CHECKING:
         StepLowering,
         TensorSpec,
     )
+    from tensorplug._tracing._export import ExportRequest, export
     from tensorplug._tracing._function import Function, function
     from tensorplug._tracing._replay import generate_replay
     from tensorplug.train._checkpoint import Checkpoint, CheckpointError, load, restore, save
@@ -205,6 +211,9 @@ __all__ = [
     "CoverageRow",
     "DType",
     "DTypeError",
+    "ExportError",
+    "ExportRequest",
+    "ExporterSpec",
     "FallbackWarning",
     "Function",
     "FunctionWarning",
@@ -244,6 +253,8 @@ __all__ = [
     "custom_grad",
     "datasets",
     "debug",
+    "export",
+    "exporters",
     "float32",
     "float64",
     "function",
@@ -273,6 +284,7 @@ __all__ = [
     "plugins",
     "profile",
     "register_backend",
+    "register_exporter",
     "register_gradient",
     "register_gradient_set",
     "register_kernel",
@@ -284,6 +296,7 @@ __all__ = [
     "stop_gradient",
     "testing",
     "train",
+    "unregister_exporter",
     "unregister_gradient",
     "unregister_gradient_set",
     "use_gradients",

@@ -92,6 +92,12 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
         help="go on from a checkpoint written by --save, for --epochs more epochs (its model size, seed, batch size "
         "and learning rate)",
     )
+    parser.add_argument(
+        "--export",
+        metavar="FILE.onnx",
+        type=Path,
+        help="save the trained classifier as an ONNX model (tensorplug-onnx)",
+    )
 
 
 def _positive_int(text: str) -> int:

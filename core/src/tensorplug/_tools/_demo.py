@@ -63,6 +63,7 @@ class Result:
     held_out_examples: int
     epochs: list[Epoch] = field(default_factory=list)
     seconds: float = 0.0
+    model: MLP | None = field(default=None, repr=False)  # the trained network
 
     @property
     def held_out_accuracy(self) -> float:
@@ -204,6 +205,7 @@ def train(
         if save is not None:  # after every epoch: an interrupted run leaves the last epoch's checkpoint, whole
             save_checkpoint(save, model, optimizer, settings, epoch)
     result.seconds = time.perf_counter() - started
+    result.model = model
     return result
 
 
@@ -283,6 +285,14 @@ def run(args: Any) -> int:
         if problem is not None:  # said before training, not after
             print(f"tensorplug demo: error: {problem}", file=sys.stderr)
             return 2
+    export = getattr(args, "export", None)
+    if export is not None:
+        from tensorplug._tools._demo_export import exporter_missing
+
+        problem = exporter_missing()
+        if problem is not None:  # said before training, not after
+            print(f"tensorplug demo: error: {problem}", file=sys.stderr)
+            return 2
     if args.backend is not None:
         try:
             tp.set_backend(args.backend)
@@ -323,4 +333,9 @@ def run(args: Any) -> int:
         print(f"saved the loss and accuracy curves to {args.plot}", file=out)
     if save is not None:
         print(f"saved the model and its optimizer to {save} (continue with --resume {save})", file=out)
+    if export is not None:
+        from tensorplug._tools._demo_export import export_classifier
+
+        assert result.model is not None
+        print(export_classifier(result.model, settings, export), file=out)
     return 0
