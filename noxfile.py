@@ -7,6 +7,7 @@ nox -s plugins      # core + numpy + the fixture plugins under tests/fixtures
 nox -s tests_torch  # the torch backend alone
 nox -s dask         # the dask backend: conformance across chunks, laziness, a LocalCluster
 nox -s demo         # the digits demo on numpy and torch, and its plot
+nox -s export_onnx  # tensorplug-onnx: the conformance cases exported and run in ONNX Runtime, the demo's model
 nox -s lint typecheck
 
 Each plugin carries its own tests (plugins/<name>/tests), run by its session; tests/ holds the core's tests and
@@ -43,6 +44,7 @@ nox.options.sessions = [
     "array_api",
     "dask",
     "demo",
+    "export_onnx",
 ]
 nox.options.default_venv_backend = "uv|virtualenv"
 # Every run starts each session from an empty environment (isolation: nothing left from an older noxfile); with uv
@@ -56,6 +58,7 @@ TORCH = "./plugins/backend-torch"
 GRADS_EXTRA = "./plugins/grads-extra"
 DASK = "./plugins/backend-dask"
 ARRAY_API = "./examples/array-api-backend"
+ONNX = "./plugins/export-onnx"
 # torch must be exactly the version whose CPU build lies on CI's disk; an unpinned torch would fetch a CUDA build.
 CONSTRAINTS = ["-c", ".ci/constraints.txt"]
 FIXTURES = [
@@ -204,6 +207,16 @@ def demo(session: nox.Session) -> None:
 
 
 @nox.session
+def export_onnx(session: nox.Session) -> None:
+    """tensorplug-onnx with onnx and ONNX Runtime (pinned in .ci/constraints.txt): every conformance case whose
+    kernels export, run in ONNX Runtime against the numpy backend (the report is printed at the end), the
+    refusals, dynamic axes, the digits demo's model, the plugin's README and doctests."""
+    install(session, CORE, NUMPY, f"{ONNX}[test]", "onnx", "onnxruntime", *PYTEST)
+    session.run("pytest", f"{ONNX}/tests", *session.posargs)
+    session.run("pytest", "--doctest-modules", "--pyargs", "tensorplug_onnx", "-p", "no:cacheprovider")
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """ruff check and format check over every distribution, the tests and the tools."""
     install(session, "ruff>=0.6")
@@ -225,6 +238,7 @@ def typecheck(session: nox.Session) -> None:
         GRADS_EXTRA,
         ARRAY_API,
         f"{DASK}[distributed]",
+        ONNX,
     )
     session.run(
         "mypy",
@@ -237,4 +251,5 @@ def typecheck(session: nox.Session) -> None:
         "plugins/grads-extra/src/tensorplug_grads_extra",
         "plugins/backend-dask/src/tensorplug_dask",
         "examples/array-api-backend/src/tensorplug_array_api",
+        "plugins/export-onnx/src/tensorplug_onnx",
     )

@@ -10,9 +10,11 @@ is the difference between two timings that differ only by it):
    table lookup, unwrapping, wrapping); the op's checks (conversion,
    promotion, broadcasting); the ``+`` operator; recording on a tape.
 2. ``tp.grads`` of ``sum(tanh(x * w + b))``: the forward ops, their recording,
-   the scope and seed, pruning the tape to the path, and per backward record
-   the gradient lookup with its saved values, the gradient's own ops, and the
-   checks and accumulation of each input's gradient.
+   the scope and seed, listing the tape's records for the backward walk, and per
+   backward record its gradient (the signature, looked up among the gradient
+   programs, and the program's replay on raw storage: see
+   ``tensorplug._tracing._gradient_programs``), and the accumulation of each
+   input's gradient.
 
     python benchmarks/budget.py            # ~15 s
     python benchmarks/budget.py --quick    # a smoke run (the tests use it); its figures mean little
@@ -31,9 +33,10 @@ from typing import Any
 import numpy as np
 
 import tensorplug as tp
-from tensorplug._autodiff._backward import _accumulate, _call_gradient, _check_xs, _path, _Scope, _seed
+from tensorplug._autodiff._backward import _accumulate, _call_gradient, _check_xs, _own_path, _Scope, _seed
 from tensorplug._runtime._engine import engine
 from tensorplug._runtime._state import state
+from tensorplug._tracing._gradient_programs import replay_gradient
 
 REPEATS = 15
 SECONDS = 0.05  # per repeat of each function
@@ -113,19 +116,28 @@ def small_grad() -> list[tuple[str, float]]:
             t3 = clock()
             y, seed = _seed(y, None, "grads")
             t4 = clock()
-            path, reachable = _path(scope.tape.records, xs, y)
+            path, reachable = _own_path(scope.tape.records, xs)
             t5 = clock()
             grads = {id(y): seed}
             for record in path:  # _backprop's loop, for single-output records
-                a = clock()
                 dy = grads.get(id(record.outputs[0]))
+                if dy is None:
+                    continue
+                a = clock()
                 state.gradient_of = record.kernel_name
-                results = _call_gradient(record, dy)
-                results = [g() if callable(g) else g for g in results]
+                results = replay_gradient(record, dy, reachable)
+                replayed = results is not None
+                if results is None:  # the gradient as written
+                    results = [g() if callable(g) else g for g in _call_gradient(record, dy)]
                 c = clock()
                 t["gradients"] += c - a
                 for (name, value), g in zip(record.inputs.items(), results, strict=True):
-                    if g is not None and id(value) in reachable:
+                    if g is None:
+                        continue
+                    if replayed:
+                        previous = grads.get(id(value))
+                        grads[id(value)] = g if previous is None else tp.add(previous, g)
+                    elif id(value) in reachable:
                         _accumulate(grads, record, name, value, g)
                 t["accumulate"] += clock() - c
             state.gradient_of = None
@@ -150,9 +162,9 @@ def small_grad() -> list[tuple[str, float]]:
         ("recording them (forward under a scope, in place, less the above)", m["forward"] - t_forward),
         ("argument checks", m["checks"]),
         ("seed (ones_like)", m["seed"]),
-        ("path pruning", m["path"]),
-        (f"gradient functions: lookup, saved values, their ops ({backward_ops} kernels)", m["gradients"]),
-        (f"accumulation and checks ({sum(len(r.inputs) for r in path)} input gradients)", m["accumulate"]),
+        ("the backward walk's records and reachable tensors", m["path"]),
+        (f"gradients: signature, replay of their programs ({backward_ops} kernels), wrapping", m["gradients"]),
+        (f"accumulation ({sum(len(r.inputs) for r in path)} input gradients)", m["accumulate"]),
         ("the backward loop itself", m["loop"]),
         ("the rest: tp.grads's wrapper, results, freeing the tape", t_total - spent),
         ("= tp.grads(f)([x, w, b])", t_total),

@@ -103,6 +103,8 @@ def test_fresh_import_warns_nothing_and_imports_no_heavy_module(tmp_path: Path) 
         print(json.dumps({
             "warnings": [str(w.message) for w in caught],
             "torch_imported": "torch" in sys.modules,
+            "safetensors_imported": "safetensors" in sys.modules,  # imported by tp.save / tp.load, not before
+            "safetensors_installed": importlib.util.find_spec("safetensors") is not None,  # a dependency
             "torch_origin": importlib.util.find_spec("torch").origin,
             "backends": tp.list_backends(),
         }))
@@ -121,5 +123,7 @@ def test_fresh_import_warns_nothing_and_imports_no_heavy_module(tmp_path: Path) 
     out = json.loads(proc.stdout.splitlines()[-1])
     assert out["torch_origin"].startswith(str(tmp_path))
     assert out["torch_imported"] is False
+    assert out["safetensors_imported"] is False
+    assert out["safetensors_installed"] is True
     assert out["warnings"] == []
     assert out["backends"] == []

@@ -80,3 +80,26 @@ def test_plot_without_matplotlib_says_what_to_install_before_training(tmp_path: 
     assert "pip install 'tensorplug[plot]'" in done.stderr
     assert "epoch" not in done.stdout
     assert not target.exists()
+
+
+def test_a_run_saved_and_resumed_ends_as_the_run_never_stopped(tmp_path: Path) -> None:
+    checkpoint = tmp_path / "digits.safetensors"
+    whole = demo("--backend", "numpy")
+    first = demo("--backend", "numpy", "--epochs", "12", "--save", str(checkpoint))
+    assert first.returncode == 0, first.stderr
+    assert f"saved the model and its optimizer to {checkpoint}" in first.stdout
+    rest = demo("--backend", "numpy", "--epochs", "8", "--resume", str(checkpoint))
+    assert rest.returncode == 0, rest.stderr
+    figures = [e[:1] + e[2:] for e in EPOCH_LINE.findall(whole.stdout)]  # all but the total: 20 and 12, 20
+    assert [e[:1] + e[2:] for e in EPOCH_LINE.findall(first.stdout + rest.stdout)] == figures
+    assert held_out_accuracy(rest.stdout) == held_out_accuracy(whole.stdout)
+
+
+def test_a_run_saved_on_torch_goes_on_on_numpy(tmp_path: Path) -> None:
+    checkpoint = tmp_path / "digits.safetensors"
+    first = demo("--backend", "torch", "--epochs", "10", "--save", str(checkpoint))
+    assert first.returncode == 0, first.stderr
+    rest = demo("--backend", "numpy", "--epochs", "10", "--resume", str(checkpoint))
+    assert rest.returncode == 0, rest.stderr
+    assert [int(e[0]) for e in EPOCH_LINE.findall(rest.stdout)] == list(range(11, 21))
+    assert held_out_accuracy(rest.stdout) > 95.0

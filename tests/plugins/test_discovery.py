@@ -222,7 +222,7 @@ def test_import_imports_no_heavy_module(tmp_path: Path) -> None:
         """
         import importlib.util
         heavy = ["torch", "tensorplug_numpy._binary", "tensorplug_numpy._unary", "tensorplug_numpy._nn",
-                 "tensorplug_numpy._backend", "tp_fixture_good._kernels", "tp_fixture_good._backend"]
+                 "tensorplug_numpy._backend", "tp_fixture_good._kernels", "tp_fixture_good._backend", "safetensors"]
         result["after_import"] = [name for name in heavy if name in sys.modules]
         result["torch_origin"] = importlib.util.find_spec("torch").origin
         tp.add(tp.tensor([1.0]), tp.tensor([2.0]))
@@ -235,6 +235,27 @@ def test_import_imports_no_heavy_module(tmp_path: Path) -> None:
     # The check can see imports: the first op initialises the numpy backend and imports the module of the
     # one kernel it ran (Add), and no other family's.
     assert out["after_op"] == ["tensorplug_numpy._binary", "tensorplug_numpy._backend"]
+
+
+def test_a_plugins_export_format_is_discovered_and_imported_at_the_first_export(tmp_path: Path) -> None:
+    target = tmp_path / "kernels.txt"
+    out = run_script(f"""
+        result["formats"] = [(s.format, s.source) for s in tp.exporters()]
+        result["lazy_before"] = "tp_fixture_good._exporter" in sys.modules
+        result["text"] = tp.export(lambda x: tp.exp(x) * 2.0, tp.tensor([1.0]), format="fixture-kernels",
+                                   path={str(target)!r})
+        result["lazy_after"] = "tp_fixture_good._exporter" in sys.modules
+        result["good"] = [p.exporters for p in tp.plugins() if p.name == "good"]
+        result["half"] = [p.exporters for p in tp.plugins() if p.name == "half"]
+    """)
+    formats = dict(out["formats"])
+    assert formats["fixture-kernels"] == GOOD
+    assert "fixture-half" not in formats  # the failed plugin's format was rolled back with the rest of it
+    assert (out["lazy_before"], out["lazy_after"]) == (False, True)
+    assert out["text"] == "Exp\nMultiply\n"
+    assert target.read_text() == "Exp\nMultiply\n"
+    assert out["good"] == [["fixture-kernels"]]
+    assert out["half"] == [[]]
 
 
 def test_third_party_backend_takes_tensors_moved_from_numpy() -> None:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 import tensorplug as tp
-from tensorplug import BackendSpec, GradientSet, GradientSpec, KernelSpec, hookimpl
+from tensorplug import BackendSpec, ExporterSpec, GradientSet, GradientSpec, KernelSpec, hookimpl
 from tensorplug._plugins import _loading as loader
 from tensorplug._runtime._engine import engine
 from tensorplug._runtime._registry import LAYER_PLUGIN
@@ -38,6 +38,7 @@ def valid() -> dict[str, list[Any]]:
         ],
         "tensorplug_gradients": [GradientSpec("MalformedCase", fn)],
         "tensorplug_gradient_sets": [GradientSet("malformed_case", fn)],
+        "tensorplug_exporters": [ExporterSpec("malformed-case", fn)],
     }
 
 
@@ -84,6 +85,14 @@ APPENDED: list[tuple[str, str, Any, str]] = [
     ("priority a bool", "tensorplug_backends", BackendSpec("b2", fn, priority=True), "priority must be an int"),
     ("factory None", "tensorplug_backends", BackendSpec("b2", None), "factory must be a callable"),
     ("set factory", "tensorplug_gradient_sets", GradientSet("s2", 3), "factory must be a callable"),
+    ("exporter not callable", "tensorplug_exporters", ExporterSpec("f2", 3), "exporter must be a callable"),
+    ("format with a space", "tensorplug_exporters", ExporterSpec("my format", fn), "must not contain spaces"),
+    (
+        "same format twice",
+        "tensorplug_exporters",
+        ExporterSpec("malformed-case", fn),
+        "declares ExporterSpec 'malformed-case' twice",
+    ),
     (
         "same kernel twice",
         "tensorplug_kernels",
@@ -172,7 +181,7 @@ def check_failed(module: ModuleType, fragment: str) -> None:
     assert fragment in warned[0]
     assert state() == before
     assert tp.get_kernel("Multiply", "numpy") is multiply
-    assert (info.backends, info.kernels, info.gradients, info.gradient_sets) == ([], 0, 0, [])
+    assert (info.backends, info.kernels, info.gradients, info.gradient_sets, info.exporters) == ([], 0, 0, [], [])
 
 
 @pytest.mark.parametrize(("hook", "bad", "fragment"), [case[1:] for case in APPENDED], ids=[c[0] for c in APPENDED])
@@ -209,7 +218,10 @@ def test_the_same_valid_plugin_loads_and_its_registrations_can_be_taken_back() -
     info, warned = load(module_with(valid()))
     try:
         assert (info.status, info.kernels, info.gradients, info.backends) == ("loaded", 2, 1, ["malformed-case"])
+        assert info.exporters == ["malformed-case"]
         assert tp.get_kernel("MalformedCase", "numpy").source == "tensorplug-malformed-case"
+        formats = {s.format: s.source for s in tp.exporters()}
+        assert formats["malformed-case"] == "tensorplug-malformed-case"
         assert len(warned) == 1, warned  # shadowing another plugin's kernel is said once the plugin has loaded
         assert "('Multiply', 'numpy') is registered by both tensorplug-numpy and tensorplug-malformed-case" in warned[0]
     finally:
@@ -295,6 +307,7 @@ def test_direct_registrations_belong_to_the_plugin_and_warn_as_declarations() ->
         tp.register_kernel("Multiply", "numpy", fn, override=True)  # over tensorplug-numpy's: the same layer
         tp.register_kernel("MalformedDirect", "numpy", fn)
         tp.register_gradient("MalformedDirect", fn)
+        tp.register_exporter("malformed-direct", fn)
 
     hooks = valid()
     hooks["tensorplug_kernels"] = [KernelSpec("MalformedCase", "numpy", fn)]  # Multiply only directly
@@ -312,6 +325,9 @@ def test_direct_registrations_belong_to_the_plugin_and_warn_as_declarations() ->
     info, warned = load(module)
     try:
         assert (info.status, info.kernels, info.gradients) == ("loaded", 3, 2)
+        assert info.exporters == ["malformed-direct", "malformed-case"]
+        formats = {s.format: s.source for s in tp.exporters()}
+        assert formats["malformed-direct"] == "tensorplug-malformed-case"  # what it registers directly is its own
         for name in ("Multiply", "MalformedDirect"):
             assert tp.get_kernel(name, "numpy").source == "tensorplug-malformed-case"  # type: ignore[union-attr]
         assert tp.get_gradient("MalformedDirect").source == "tensorplug-malformed-case"  # type: ignore[union-attr]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -90,3 +91,68 @@ def test_bad_arguments_are_refused_by_the_parser() -> None:
     )
     assert done.returncode == 2
     assert "must be at least 1" in done.stderr
+
+
+# -- --save and --resume ----------------------------------------------------------------------------------------------
+
+
+def figures(result: _demo.Result) -> list[tuple[int, float, float, float]]:
+    return [(e.epoch, e.loss, e.accuracy, e.held_out_accuracy) for e in result.epochs]
+
+
+def test_a_resumed_run_gives_the_figures_of_a_run_never_stopped(tmp_path: Path) -> None:
+    path = tmp_path / "digits.safetensors"
+    whole = _demo.train(_demo.Settings(epochs=3, hidden=32))
+    first = _demo.train(_demo.Settings(epochs=2, hidden=32), save=path)
+    assert tp.load(path).metadata["epochs"] == 2
+    out = io.StringIO()
+    rest = _demo.train(_demo.Settings(epochs=1, hidden=32), out=out, resume=path)
+    assert figures(first) + figures(rest) == figures(whole)
+    assert out.getvalue().startswith("epoch 3/3 [")
+
+
+def test_save_writes_the_model_and_optimizer_after_each_epoch(tmp_path: Path) -> None:
+    path = tmp_path / "digits.safetensors"
+    _demo.train(_demo.Settings(epochs=1, hidden=16), save=path)
+    checkpoint = tp.load(path)
+    assert checkpoint.verified
+    assert [n for n in checkpoint if n.startswith("model.")] == ["model.b1", "model.b2", "model.w1", "model.w2"]
+    assert checkpoint["model.w1"].shape == (64, 16)
+    assert checkpoint["optimizer.iterations"].item() == 45  # 1438 examples in batches of 32
+    assert checkpoint.metadata == {
+        "demo": "digits MLP",
+        "epochs": 1,
+        "hidden": 16,
+        "batch_size": 32,
+        "learning_rate": 0.005,
+        "label_smoothing": 0.1,
+        "held_out": 0.2,
+        "seed": 0,
+    }
+
+
+def test_resume_on_the_command_line_takes_the_checkpoints_settings(tmp_path: Path) -> None:
+    path = tmp_path / "digits.safetensors"
+    command = [sys.executable, "-m", "tensorplug", "demo", "--epochs", "1"]
+    first = subprocess.run(
+        [*command, "--hidden", "16", "--save", str(path)], capture_output=True, text=True, timeout=120
+    )
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.endswith(f"saved the model and its optimizer to {path} (continue with --resume {path})\n")
+    again = subprocess.run([*command, "--resume", str(path)], capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith(f"resuming from {path}: its model, data split, batch size and learning rate\n")
+    assert "a 64-16-10 MLP" in again.stdout  # the checkpoint's size, not --hidden's default
+    assert "\nepoch 2/2 [" in again.stdout
+
+
+def test_resume_from_a_file_that_is_not_a_demo_checkpoint_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "other.safetensors"
+    tp.save(path, {"w": tp.ones(2)})
+    done = subprocess.run(
+        [sys.executable, "-m", "tensorplug", "demo", "--resume", str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2
+    assert f"tensorplug demo: error: --resume: '{path}' is not a checkpoint of tensorplug demo" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert "epoch" not in done.stdout

@@ -8,12 +8,15 @@
 Loaded on first use, to keep ``import tensorplug`` cheap, yet listed by
 ``dir(tp)``: ``tp.function`` (trace and replay), ``tp.train`` (optimizers),
 ``tp.initializers`` (weight initialisers), ``tp.datasets``, ``tp.testing``,
-``tp.profile``, ``tp.time``, ``tp.debug``, ``tp.coverage`` and ``tp.persist``.
+``tp.profile``, ``tp.time``, ``tp.debug``, ``tp.coverage``, ``tp.persist``, ``tp.export`` (write a traced
+function in a format an exporter plugin adds: ``tp.exporters()`` lists them), and the checkpoints:
+``tp.save``, ``tp.load``, ``tp.restore`` (the ``safetensors`` package is imported by the first of them called).
 """
 
 from typing import TYPE_CHECKING, Any
 
 from tensorplug import kernel_names, losses, ops
+from tensorplug._autodiff import _backward
 from tensorplug._autodiff._tape import (
     VariableGrads,
     custom_grad,
@@ -25,6 +28,7 @@ from tensorplug._autodiff._tape import (
     variable_grads,
 )
 from tensorplug._inspection._memory import memory
+from tensorplug._plugins._exporters import ExporterSpec, exporters, register_exporter, unregister_exporter
 from tensorplug._plugins._loading import PluginInfo, plugins
 from tensorplug._plugins._overrides import (
     GradientSet,
@@ -60,6 +64,7 @@ from tensorplug._runtime._errors import (
     BackendError,
     CopyError,
     DTypeError,
+    ExportError,
     FallbackWarning,
     FunctionWarning,
     GradientError,
@@ -94,6 +99,9 @@ from tensorplug.ops._reduction import *  # noqa: F403
 from tensorplug.ops._shape import *  # noqa: F403
 from tensorplug.ops._unary import *  # noqa: F403
 
+# The core's gradients are replayed from programs traced once per signature (loaded at the first backprop).
+_backward.replay_gradients_with("tensorplug._tracing._gradient_programs:replay_gradient")
+
 # Loaded on first use (``tp.train``, ``tp.profile``...), so that ``import tensorplug`` stays cheap: each of
 # these modules costs milliseconds of dataclass and class creation that most programs never need.
 _LAZY: dict[str, tuple[str, str | None]] = {
@@ -126,6 +134,13 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Replay": ("tensorplug._runtime._program", "Replay"),
     "generate_replay": ("tensorplug._tracing._replay", "generate_replay"),
     "persist": ("tensorplug._runtime._lazy", "persist"),
+    "save": ("tensorplug.train._checkpoint", "save"),
+    "load": ("tensorplug.train._checkpoint", "load"),
+    "restore": ("tensorplug.train._checkpoint", "restore"),
+    "Checkpoint": ("tensorplug.train._checkpoint", "Checkpoint"),
+    "CheckpointError": ("tensorplug.train._checkpoint", "CheckpointError"),
+    "export": ("tensorplug._tracing._export", "export"),
+    "ExportRequest": ("tensorplug._tracing._export", "ExportRequest"),
 }
 
 if TYPE_CHECKING:
@@ -145,8 +160,10 @@ if TYPE_CHECKING:
         StepLowering,
         TensorSpec,
     )
+    from tensorplug._tracing._export import ExportRequest, export
     from tensorplug._tracing._function import Function, function
     from tensorplug._tracing._replay import generate_replay
+    from tensorplug.train._checkpoint import Checkpoint, CheckpointError, load, restore, save
 
 
 def __getattr__(name: str) -> Any:
@@ -187,11 +204,16 @@ __all__ = [
     "Backend",
     "BackendError",
     "BackendSpec",
+    "Checkpoint",
+    "CheckpointError",
     "CopyError",
     "Coverage",
     "CoverageRow",
     "DType",
     "DTypeError",
+    "ExportError",
+    "ExportRequest",
+    "ExporterSpec",
     "FallbackWarning",
     "Function",
     "FunctionWarning",
@@ -231,6 +253,8 @@ __all__ = [
     "custom_grad",
     "datasets",
     "debug",
+    "export",
+    "exporters",
     "float32",
     "float64",
     "function",
@@ -251,6 +275,7 @@ __all__ = [
     "kernel_stack",
     "kernels_for_backend",
     "list_backends",
+    "load",
     "losses",
     "memory",
     "no_grad",
@@ -259,15 +284,19 @@ __all__ = [
     "plugins",
     "profile",
     "register_backend",
+    "register_exporter",
     "register_gradient",
     "register_gradient_set",
     "register_kernel",
     "remove_backend",
+    "restore",
     "run_kernel",
+    "save",
     "set_backend",
     "stop_gradient",
     "testing",
     "train",
+    "unregister_exporter",
     "unregister_gradient",
     "unregister_gradient_set",
     "use_gradients",

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import pluggy
 
+from tensorplug._plugins._exporters import ExporterSpec
 from tensorplug._plugins._overrides import GradientSet
 from tensorplug._runtime._registry import BackendSpec, GradientSpec, KernelSpec
 
@@ -43,3 +44,8 @@ def tensorplug_gradients() -> Sequence[GradientSpec]:  # type: ignore[empty-body
 @hookspec
 def tensorplug_gradient_sets() -> Sequence[GradientSet]:  # type: ignore[empty-body]
     """Declare named override sets, off until enabled with ``tp.use_gradients(name)``."""
+
+
+@hookspec
+def tensorplug_exporters() -> Sequence[ExporterSpec]:  # type: ignore[empty-body]
+    """Declare export formats for ``tp.export``: a format name and its exporter (lazy ``"module:attr"`` preferred)."""

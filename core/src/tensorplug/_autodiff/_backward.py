@@ -116,14 +116,25 @@ def _call_gradient(record: Record, dy: Any) -> Sequence[Any]:
         spec = gradient_registry.get(record.kernel_name)
     if spec is None or spec.grad is None:
         spec = _gradient_spec(record)  # raises, saying what is missing
+    return call_gradient(record, spec, dy, saved_values(record, spec))
+
+
+def saved_values(record: Record, spec: GradientSpec) -> tuple[Any, ...]:
+    """What ``spec`` saves of the record: the inputs it names, then the outputs at its indices."""
+    inputs = record.inputs
+    if spec.outputs_to_save:
+        outputs = record.outputs
+        return (*[inputs[name] for name in spec.inputs_to_save], *[outputs[index] for index in spec.outputs_to_save])
+    return tuple([inputs[name] for name in spec.inputs_to_save])
+
+
+def call_gradient(record: Record, spec: GradientSpec, dy: Any, saved: tuple[Any, ...]) -> Sequence[Any]:
+    """``spec``'s gradient of the record for the upstream ``dy`` and the ``saved`` values: one entry per input
+    name, in input order (a Tensor, None, or a zero-argument callable giving one)."""
     fn: Any = spec.grad
     if isinstance(fn, str):
         fn = resolve(fn, f"gradient of {record.kernel_name!r}")
-    inputs, outputs = record.inputs, record.outputs
-    if spec.outputs_to_save:
-        saved = (*[inputs[name] for name in spec.inputs_to_save], *[outputs[index] for index in spec.outputs_to_save])
-    else:
-        saved = tuple([inputs[name] for name in spec.inputs_to_save])
+    inputs = record.inputs
     result = fn(dy, saved, record.attrs)
     if (type(result) is tuple or type(result) is list) and len(result) == len(inputs):
         return result  # the common case: one entry per input, nothing to convert
@@ -147,15 +158,57 @@ def _call_gradient(record: Record, dy: Any) -> Sequence[Any]:
     return result
 
 
-def _backprop(records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: Tensor) -> list[Tensor | None]:
+GradientReplayer = Callable[[Record, Tensor, set[int]], "list[Tensor | None] | None"]
+"""``replayer(record, dy, reachable)``: the gradient of each of the record's inputs for the upstream ``dy``, each
+of its input's shape and dtype, None for an input that needs none (one not in ``reachable``, or not a float); or
+None when the record's gradient is to be called as written. Set by the tracing layer (gradient programs)."""
+
+_replayer: GradientReplayer | str | None = None
+
+
+def replay_gradients_with(replayer: GradientReplayer | str | None) -> None:
+    """Let ``replayer`` (or a lazy ``"module:attr"`` name of it, imported at the first backprop) serve the
+    first-order, unobserved backward steps it can; None: every gradient is called as written."""
+    global _replayer
+    _replayer = replayer
+
+
+def _load_replayer() -> GradientReplayer | None:
+    global _replayer
+    if isinstance(_replayer, str):
+        _replayer = resolve(_replayer, "the gradient replayer")
+    assert not isinstance(_replayer, str)
+    return _replayer
+
+
+def _own_path(records: list[Record], xs: Sequence[Tensor]) -> tuple[list[Record], set[int]]:
+    """``_path`` for the records of a tape that watched only ``xs``: each record read one of ``xs`` or an output
+    of an earlier record (that is why it was recorded), so every record depends on ``xs``. Records that ``y``
+    does not depend on stay in the path: no gradient reaches their outputs, so backprop passes them by."""
+    reachable = {id(x) for x in xs}
+    for record in records:
+        for o in record.outputs:
+            reachable.add(id(o))
+    return records[::-1], reachable
+
+
+def _backprop(
+    records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: Tensor, own_tape: bool = False
+) -> list[Tensor | None]:
     """Gradients of ``y`` (seeded with ``dy``) with respect to each of ``xs``; None where unconnected.
 
     Only inputs that depend on ``xs`` get gradients: a gradient entry given
-    as a zero-argument callable is not even computed for the others.
+    as a zero-argument callable is not even computed for the others. ``own_tape``: the records are those of
+    a tape that watched ``xs`` only (see ``_own_path``).
     """
     grads: dict[int, Tensor] = {id(y): dy}
-    path, reachable = _path(records, xs, y)
+    path, reachable = _own_path(records, xs) if own_tape else _path(records, xs, y)
     outer = state.gradient_of  # a backprop inside a gradient (higher order) restores the outer one
+    # Replayed gradients serve a first-order backprop that nobody observes: a recording outer scope needs the
+    # gradient ops on its tape, and tp.profile, debug mode and tp.function's tracer need to see each kernel.
+    replayer: Any = _replayer if state.tape is None and state.observers is None and not everywhere else None
+    if type(replayer) is str:
+        replayer = _load_replayer()
     try:
         for record in path:
             outputs = record.outputs
@@ -163,6 +216,15 @@ def _backprop(records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: Tensor
                 upstream: Any = grads.get(id(outputs[0]))
                 if upstream is None:
                     continue
+                if replayer is not None:
+                    state.gradient_of = record.kernel_name
+                    replayed = replayer(record, upstream, reachable)
+                    if replayed is not None:  # checked against each input's shape and dtype when traced
+                        for value, g in zip(record.inputs.values(), replayed, strict=True):
+                            if g is not None:
+                                previous = grads.get(id(value))
+                                grads[id(value)] = g if previous is None else add(previous, g)
+                        continue
             else:
                 dys = [grads.get(id(o)) for o in outputs]
                 if all(d is None for d in dys):
@@ -305,7 +367,7 @@ def _gradients(
             raise GradientError(hint) from exc
     y, seed = _seed(y, dy, fname)
     records = scope.tape.records
-    result = _backprop(records, xs, y, seed)
+    result = _backprop(records, xs, y, seed, own_tape=scope.tape is not scope._saved)
     for i, g in enumerate(result):
         if g is not None:
             continue

@@ -24,6 +24,7 @@ from operator import is_
 from types import GeneratorType, ModuleType
 from typing import Any
 
+from tensorplug._plugins._exporters import exporter_registry
 from tensorplug._plugins._overrides import gradient_set_registry
 from tensorplug._runtime._engine import engine
 from tensorplug._runtime._observe import everywhere, observing
@@ -32,7 +33,12 @@ from tensorplug._runtime._state import state
 from tensorplug._runtime._tensor import Tensor
 from tensorplug._runtime._variable import Variable
 
-REGISTRIES: tuple[LayeredRegistry[Any], ...] = (kernel_registry, gradient_registry, gradient_set_registry)
+REGISTRIES: tuple[LayeredRegistry[Any], ...] = (
+    kernel_registry,
+    gradient_registry,
+    gradient_set_registry,
+    exporter_registry,
+)
 _MISSING: Any = object()
 _OBSERVING = observing.__wrapped__.__code__  # type: ignore[attr-defined]  # the generator of an observer scope
 

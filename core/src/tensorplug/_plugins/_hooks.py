@@ -12,6 +12,7 @@ import pluggy
 
 from tensorplug import hookspecs
 from tensorplug._plugins._env import ENV_ALLOW
+from tensorplug._plugins._exporters import ExporterSpec
 from tensorplug._plugins._overrides import GradientSet
 from tensorplug._plugins._provenance import Shadowing
 from tensorplug._plugins._specs import PluginProblem, declarations
@@ -24,6 +25,7 @@ HOOKS: tuple[tuple[str, type[Any]], ...] = (
     ("tensorplug_kernels", KernelSpec),
     ("tensorplug_gradients", GradientSpec),
     ("tensorplug_gradient_sets", GradientSet),
+    ("tensorplug_exporters", ExporterSpec),
 )
 
 manager = pluggy.PluginManager(hookspecs.PROJECT)

@@ -72,6 +72,7 @@ from tensorplug._plugins._env import (
     note_shared_names,
 )
 from tensorplug._plugins._env import _truthy as _truthy  # (tensorplug/__init__ reads TENSORPLUG_DEBUG with it)
+from tensorplug._plugins._exporters import ExporterSpec, exporter_registry
 from tensorplug._plugins._guard import REGISTRIES, Snapshot
 from tensorplug._plugins._hooks import HOOKS, _add, _backend_remover, _collect, _discarder, _register_hooks, manager
 from tensorplug._plugins._notes import note_missing_fallbacks, note_unknown_backends, note_unknown_gradients
@@ -110,7 +111,8 @@ class PluginInfo:
     ``refused_backends`` the backend names it claimed that belong to another
     distribution (the plugin then failed: see ``error``); ``unknown_gradients``
     the kernel names its gradients are declared for that no kernel has and
-    that are close to a known kernel's (misspelled, most likely: they warn).
+    that are close to a known kernel's (misspelled, most likely: they warn);
+    ``exporters`` the formats it adds to ``tp.export``.
     """
 
     name: str
@@ -127,6 +129,7 @@ class PluginInfo:
     shares_name_with: list[str] = field(default_factory=list)
     refused_backends: list[str] = field(default_factory=list)
     unknown_gradients: list[str] = field(default_factory=list)
+    exporters: list[str] = field(default_factory=list)
 
 
 _infos: list[PluginInfo] = []
@@ -208,7 +211,7 @@ def _is_plugin_failure(exc: BaseException) -> bool:
 
 def _fail(info: PluginInfo, message: str, strict: bool, cause: BaseException | None) -> None:
     info.status, info.error = "failed", message
-    info.backends, info.kernels, info.gradients, info.gradient_sets = [], 0, 0, []
+    info.backends, info.kernels, info.gradients, info.gradient_sets, info.exporters = [], 0, 0, [], []
     _kernel_backends.pop(id(info), None)
     _gradient_names.pop(id(info), None)
     who = f"tensorplug plugin {info.name!r} from distribution {info.distribution} {info.version}"
@@ -275,18 +278,25 @@ def _apply(
         kernels: list[KernelSpec] = declared[KernelSpec]
         grads: list[GradientSpec] = declared[GradientSpec]
         sets: list[GradientSet] = declared[GradientSet]
-        every: list[Spec] = [*backends, *kernels, *grads, *sets]
+        formats: list[ExporterSpec] = declared[ExporterSpec]
+        every: list[Spec] = [*backends, *kernels, *grads, *sets, *formats]
         if layer != LAYER_BUILTIN:  # the core's own ~110 specs are checked by its tests, not on every import
             for spec in every:
                 validate(spec)
             check_duplicates(every)
-        direct = _adopt(snapshot, info, rank, notes) if snapshot is not None else _Direct([], [], [], [])
+        direct = _adopt(snapshot, info, rank, notes) if snapshot is not None else _Direct([], [], [], [], [])
         for name in [*direct.backends, *(s.name for s in backends)]:
             _check_claim(name, info)
         for bspec in backends:
             engine.add_backend(replace(bspec, source=info.distribution))
             undo.append(_backend_remover(bspec.name))
-        for registry, specs in ((kernel_registry, kernels), (gradient_registry, grads), (gradient_set_registry, sets)):
+        tables = (
+            (kernel_registry, kernels),
+            (gradient_registry, grads),
+            (gradient_set_registry, sets),
+            (exporter_registry, formats),
+        )
+        for registry, specs in tables:
             for spec in specs:
                 added = replace(spec, source=info.distribution)
                 note = _add(registry, added, layer, rank)
@@ -324,6 +334,7 @@ def _apply(
     info.backends = [*direct.backends, *(s.name for s in backends)]
     info.kernels, info.gradients = len(kernels) + len(direct.kernels), len(grads) + direct.gradients
     info.gradient_sets = [*direct.gradient_sets, *(s.name for s in sets)]
+    info.exporters = [*direct.exporters, *(s.format for s in formats)]
     _kernel_backends[id(info)] = {s.backend_name for s in [*kernels, *direct.kernels]}
     if layer != LAYER_BUILTIN:
         _gradient_names[id(info)] = [s.kernel_name for s in [*grads, *direct.grads]]
@@ -336,6 +347,7 @@ class _Direct(NamedTuple):
     kernels: list[KernelSpec]
     grads: list[GradientSpec]
     gradient_sets: list[str]
+    exporters: list[str]
 
     @property
     def gradients(self) -> int:
@@ -403,8 +415,8 @@ def _adopt(snapshot: Snapshot, info: PluginInfo, rank: int, notes: list[Shadowin
                 notes.append(note)
             mine.append(owned)
         adopted.append(mine)
-    kernels, grads, sets = adopted
-    return _Direct(backends, kernels, grads, [s.name for s in sets])
+    kernels, grads, sets, formats = adopted
+    return _Direct(backends, kernels, grads, [s.name for s in sets], [s.format for s in formats])
 
 
 def _check_claim(name: str, info: PluginInfo) -> None:

@@ -15,11 +15,12 @@ from collections.abc import Callable, Hashable, Sequence
 from itertools import islice
 from typing import Any
 
+from tensorplug._plugins._exporters import ExporterSpec
 from tensorplug._plugins._overrides import GradientSet
 from tensorplug._runtime._registry import BackendSpec, GradientSpec, KernelSpec, exact_names
 from tensorplug.kernel_names import CATALOGUE
 
-Spec = BackendSpec | KernelSpec | GradientSpec | GradientSet
+Spec = BackendSpec | KernelSpec | GradientSpec | GradientSet | ExporterSpec
 MAX_DECLARATIONS = 10_000  # per hook and plugin: far above any backend's kernel count
 
 
@@ -129,6 +130,11 @@ def validate(spec: Spec) -> None:
         problems["inputs_to_save"] = _inputs_problem(spec.inputs_to_save)
         problems["outputs_to_save"] = _outputs_problem(spec.outputs_to_save)
         problems["override"] = None if isinstance(spec.override, bool) else "must be True or False"
+    elif isinstance(spec, ExporterSpec):
+        what = f"ExporterSpec {spec.format!r}"
+        problems["format"] = _name_problem(spec.format)
+        problems["exporter"] = _lazy_problem(spec.exporter)
+        problems["description"] = None if isinstance(spec.description, str) else "must be a str"
     else:
         what = f"GradientSet {spec.name!r}"
         problems["name"] = _name_problem(spec.name)

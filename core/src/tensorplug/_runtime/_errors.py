@@ -57,6 +57,11 @@ class UnsupportedOperationError(TensorplugError, TypeError):
     """A tensor was asked for what it does not support: item assignment (tensors are immutable), say."""
 
 
+class ExportError(TensorplugError, ValueError):
+    """A function could not be exported: an unknown format, or a kernel, dtype or kind of program (gradients,
+    random draws, Variable updates) the format cannot express; the message names the step and what to do."""
+
+
 class CopyError(TensorplugError, ValueError):
     """A copy was needed where the caller forbade one (``np.asarray(t, copy=False)`` of device memory, say)."""
 
@@ -128,6 +133,7 @@ for _public in (
     IndexingError,
     UnsupportedOperationError,
     CopyError,
+    ExportError,
     NonFiniteError,
     PluginError,
     PluginWarning,

@@ -285,6 +285,7 @@ _NAME_FIELDS = {
     "KernelSpec": ("kernel_name", "backend_name", "kernel", "setup", "dispose", "note"),
     "GradientSpec": ("kernel_name", "grad", "inputs_to_save"),
     "GradientSet": ("name", "factory", "description"),
+    "ExporterSpec": ("format", "exporter", "description"),
 }
 _FIELDS: dict[str, Callable[[Any], tuple[Any, ...]]] = {
     kind: attrgetter(*fields) for kind, fields in _NAME_FIELDS.items()

@@ -82,6 +82,22 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--plot", metavar="FILE.png", type=Path, help="save the loss and accuracy curves (needs matplotlib)"
     )
+    parser.add_argument(
+        "--save", metavar="PATH", type=Path, help="save the model and its optimizer there after each epoch (tp.save)"
+    )
+    parser.add_argument(
+        "--resume",
+        metavar="PATH",
+        type=Path,
+        help="go on from a checkpoint written by --save, for --epochs more epochs (its model size, seed, batch size "
+        "and learning rate)",
+    )
+    parser.add_argument(
+        "--export",
+        metavar="FILE.onnx",
+        type=Path,
+        help="save the trained classifier as an ONNX model (tensorplug-onnx)",
+    )
 
 
 def _positive_int(text: str) -> int:

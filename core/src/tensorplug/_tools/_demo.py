@@ -7,6 +7,8 @@ and only scored. Each step is traced once per batch shape by ``tp.function``
 and replayed after (``--eager`` runs it op by op, to the same figures). Every
 step goes through the ordinary ops, so it runs on any backend
 (``--backend torch`` puts it on PyTorch, on the GPU when there is one).
+``--save PATH`` writes a checkpoint after each epoch, and ``--resume PATH`` goes on from one (``tp.save`` and
+``tp.restore``): the same figures as a run that was never stopped.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -61,6 +63,7 @@ class Result:
     held_out_examples: int
     epochs: list[Epoch] = field(default_factory=list)
     seconds: float = 0.0
+    model: MLP | None = field(default=None, repr=False)  # the trained network
 
     @property
     def held_out_accuracy(self) -> float:
@@ -146,8 +149,11 @@ def step(
     return loss, logits[0]
 
 
-def train(settings: Settings, out: TextIO | None = None) -> Result:
-    """Train on the default backend; print progress to ``out`` (None: silent)."""
+def train(
+    settings: Settings, out: TextIO | None = None, *, save: Path | None = None, resume: Path | None = None
+) -> Result:
+    """Train on the default backend; print progress to ``out`` (None: silent). ``save``: write a checkpoint
+    there after each epoch; ``resume``: start from that checkpoint (see ``restore_checkpoint``)."""
     images, labels = tp.datasets.load_digits()
     train_rows, test_rows = split(labels, settings.held_out, settings.seed)
     x_train = tp.tensor(images[train_rows] / 16.0, dtype="float32")
@@ -158,11 +164,14 @@ def train(settings: Settings, out: TextIO | None = None) -> Result:
 
     model = MLP(settings.hidden, settings.seed)
     optimizer = tp.train.Adam(settings.learning_rate)
+    done = restore_checkpoint(resume, model, optimizer) if resume is not None else 0  # epochs trained before
     backend = tp.backend()
     result = Result(backend.name, backend.device, len(train_rows), len(test_rows))
-    progress = Progress(settings.epochs, out) if out is not None else None
+    progress = Progress(done + settings.epochs, out) if out is not None else None
     rng = np.random.default_rng(settings.seed + 1)
     n = len(train_rows)
+    for _ in range(done):  # the shuffles of the epochs already trained: a resumed run goes on as one run would
+        rng.permutation(n)
     batches = [(start, min(start + settings.batch_size, n)) for start in range(0, n, settings.batch_size)]
 
     def train_step(batch: tp.Tensor, onehot: tp.Tensor) -> tuple[tp.Tensor, tp.Tensor]:
@@ -171,7 +180,7 @@ def train(settings: Settings, out: TextIO | None = None) -> Result:
     # Traced once per batch shape (the last batch may be smaller), then replayed as a flat kernel program.
     run_step = train_step if settings.eager else tp.function(train_step)
     started = time.perf_counter()
-    for epoch in range(1, settings.epochs + 1):
+    for epoch in range(done + 1, done + settings.epochs + 1):
         order = tp.tensor(rng.permutation(n), dtype="int32")
         x_epoch, y_epoch, onehot_epoch = (tp.gather(t, order) for t in (x_train, y_train, onehot_train))
         epoch_start = time.perf_counter()
@@ -193,8 +202,46 @@ def train(settings: Settings, out: TextIO | None = None) -> Result:
         result.epochs.append(stats)
         if progress is not None:
             progress.finish(stats)
+        if save is not None:  # after every epoch: an interrupted run leaves the last epoch's checkpoint, whole
+            save_checkpoint(save, model, optimizer, settings, epoch)
     result.seconds = time.perf_counter() - started
+    result.model = model
     return result
+
+
+# -- checkpoints (--save, --resume) ----------------------------------------------------------------------------------
+
+
+def save_checkpoint(path: Path, model: MLP, optimizer: tp.train.Optimizer, settings: Settings, epochs: int) -> None:
+    """Save the model and its optimizer (``tp.save``), with what a resumed run needs to go on as this one would."""
+    tree = {"model": {"w1": model.w1, "b1": model.b1, "w2": model.w2, "b2": model.b2}, "optimizer": optimizer}
+    metadata = {
+        "demo": "digits MLP",
+        "epochs": epochs,
+        "hidden": settings.hidden,
+        "batch_size": settings.batch_size,
+        "learning_rate": settings.learning_rate,
+        "label_smoothing": settings.label_smoothing,
+        "held_out": settings.held_out,
+        "seed": settings.seed,
+    }
+    tp.save(path, tree, metadata=metadata)
+
+
+def resumed_settings(path: Path, settings: Settings) -> Settings:
+    """``settings`` with the model size, data split, batch size and learning rate of the checkpoint at ``path``."""
+    metadata = tp.load(path).metadata
+    if metadata.get("demo") != "digits MLP":
+        raise tp.CheckpointError(f"{str(path)!r} is not a checkpoint of tensorplug demo (write one with --save)")
+    names = ("hidden", "batch_size", "learning_rate", "label_smoothing", "held_out", "seed")
+    return replace(settings, **{name: metadata[name] for name in names})
+
+
+def restore_checkpoint(path: Path, model: MLP, optimizer: tp.train.Optimizer) -> int:
+    """Put the checkpoint's model and optimizer state back (``tp.restore``); return how many epochs it had trained."""
+    tree = {"model": {"w1": model.w1, "b1": model.b1, "w2": model.w2, "b2": model.b2}, "optimizer": optimizer}
+    epochs: int = tp.restore(path, tree)["epochs"]
+    return epochs
 
 
 def plot(result: Result, path: Path) -> None:
@@ -238,6 +285,14 @@ def run(args: Any) -> int:
         if problem is not None:  # said before training, not after
             print(f"tensorplug demo: error: {problem}", file=sys.stderr)
             return 2
+    export = getattr(args, "export", None)
+    if export is not None:
+        from tensorplug._tools._demo_export import exporter_missing
+
+        problem = exporter_missing()
+        if problem is not None:  # said before training, not after
+            print(f"tensorplug demo: error: {problem}", file=sys.stderr)
+            return 2
     if args.backend is not None:
         try:
             tp.set_backend(args.backend)
@@ -252,6 +307,14 @@ def run(args: Any) -> int:
         seed=args.seed,
         eager=args.eager,
     )
+    save, resume = getattr(args, "save", None), getattr(args, "resume", None)
+    if resume is not None:
+        try:
+            settings = resumed_settings(resume, settings)
+        except (OSError, tp.CheckpointError) as exc:
+            print(f"tensorplug demo: error: --resume: {exc}", file=sys.stderr)
+            return 2
+        print(f"resuming from {resume}: its model, data split, batch size and learning rate", file=out)
     backend = tp.backend()
     print(
         f"tensorplug demo: a 64-{settings.hidden}-10 MLP on the UCI handwritten digits, "
@@ -259,7 +322,7 @@ def run(args: Any) -> int:
         f"{'eager' if settings.eager else 'steps traced with tp.function'}",
         file=out,
     )
-    result = train(settings, out=out)
+    result = train(settings, out=out, save=save, resume=resume)
     print(
         f"held-out accuracy: {result.held_out_accuracy:.1%} on {result.held_out_examples} digits never trained on "
         f"({result.train_examples} training examples, {settings.epochs} epochs, {result.seconds:.1f} s)",
@@ -268,4 +331,11 @@ def run(args: Any) -> int:
     if args.plot is not None:
         plot(result, args.plot)
         print(f"saved the loss and accuracy curves to {args.plot}", file=out)
+    if save is not None:
+        print(f"saved the model and its optimizer to {save} (continue with --resume {save})", file=out)
+    if export is not None:
+        from tensorplug._tools._demo_export import export_classifier
+
+        assert result.model is not None
+        print(export_classifier(result.model, settings, export), file=out)
     return 0

@@ -15,6 +15,7 @@ from typing import Any
 
 from tensorplug._inspection._coverage import coverage, text_table
 from tensorplug._plugins._env import ENV_ALLOW, ENV_DISABLE, ENV_STRICT
+from tensorplug._plugins._exporters import exporters
 from tensorplug._plugins._loading import plugins
 from tensorplug._plugins._overrides import gradient_sets
 from tensorplug._plugins._provenance import shadowing
@@ -51,6 +52,7 @@ def collect(initialise: bool = False, strict_error: str | None = None) -> dict[s
         "backends": [_backend(name) for name in engine.names()],
         "default_backend": _default_backend(initialise),
         "gradient_sets": [{"name": s.name, "source": s.source, "description": s.description} for s in gradient_sets()],
+        "exporters": [{"format": s.format, "source": s.source, "description": s.description} for s in exporters()],
         "kernels": [asdict(row) for row in cover.rows],
         "absent_kernels": [{"backend": b, "kernel": k, "reason": why} for b, k, why in absent_now()],
         "summary": cover.summary(),
@@ -136,6 +138,8 @@ def _plugin_row(info: dict[str, Any]) -> list[str]:
         parts.append(f"{info['gradients']} gradients")
     if info["gradient_sets"]:
         parts.append("sets " + ", ".join(info["gradient_sets"]))
+    if info.get("exporters"):
+        parts.append("export format " + ", ".join(info["exporters"]))
     if info["unknown_backends"]:
         parts.append("kernels for unregistered backend " + ", ".join(info["unknown_backends"]))
     if info.get("unknown_gradients"):
@@ -216,6 +220,9 @@ def render(data: dict[str, Any], kernels: bool = True) -> str:
     if data["gradient_sets"]:
         lines += ["", "Gradient sets (enable with tp.use_gradients(name)):"]
         lines += [f"  {s['name']} ({s['source']}): {s['description']}".rstrip(": ") for s in data["gradient_sets"]]
+    if data.get("exporters"):
+        lines += ["", "Export formats (tp.export(fn, *example_args, format=...)):"]
+        lines += [f"  {s['format']} ({s['source']}): {s['description']}".rstrip(": ") for s in data["exporters"]]
     overrides = [k for k in data["kernels"] if k["shadows"]]
     if overrides:
         lines += ["", "Gradient overrides in effect:"]

@@ -4,7 +4,9 @@ A backend's lowering (``Backend.lower_step`` or ``compile``) must give what its 
 each case, the op runs eagerly, then as a ``tp.function``: one call traces it, the next replays the
 program (through the backend's lowering, or the plain replay), and the replay's outputs must equal the
 eager ones bit for bit (NaN where NaN, same dtype and shape). A ``grad=True`` case does the same for its
-gradients (of the sum of its float outputs, with respect to its float arguments). A case that expects an
+gradients (of the sum of its float outputs, with respect to its float arguments), and first checks that
+eager backprop gives the same bits from the core's gradient programs (traced, then replayed) as from the
+gradients as written. A case that expects an
 error must raise it through ``tp.function`` too; a case whose values are checked by statistics (random
 kernels) is checked so on the replay. An op that reads a traced value back to Python cannot be replayed,
 and its case is not applicable.
@@ -39,7 +41,10 @@ def run_traced(case: Case, args: list[Any]) -> None:
     if case.grad:
         positions = [i for i, a in enumerate(args) if isinstance(a, tp.Tensor) and a.dtype in ("float32", "float64")]
         if positions:
-            _compare_replay(case, "gradients", _gradients(case.op, args, positions), [args[i] for i in positions])
+            gradients = _gradients(case.op, args, positions)
+            xs = [args[i] for i in positions]
+            _compare_gradient_programs(case, gradients, xs)
+            _compare_replay(case, "gradients", gradients, xs)
 
 
 def _gradients(op: Callable[..., Any], args: list[Any], positions: list[int]) -> Callable[..., Any]:
@@ -88,6 +93,23 @@ def _compare_replay(case: Case, what: str, fn: Callable[..., Any], args: Sequenc
             raise AssertionError(f"{where}: {g.dtype}{list(g.shape)} replayed, {e.dtype}{list(e.shape)} eagerly")
         if g.tobytes() != e.tobytes() and not _same_with_nans(g, e):
             np.testing.assert_array_equal(g, e, err_msg=f"{where}: the replay differs from eager")
+
+
+def _compare_gradient_programs(case: Case, gradients: Callable[..., Any], xs: Sequence[Any]) -> None:
+    """Eager gradients three times from no gradient program: the gradients as written, then traced into
+    programs (at their signatures' second sighting), then replayed from them: the same bits each time."""
+    from tensorplug._tracing import _gradient_programs
+
+    _gradient_programs.clear()
+    written = [np.asarray(o.numpy()) for o in _outputs(gradients(*xs))]
+    for what in ("traced into gradient programs", "replayed from gradient programs"):
+        got = [np.asarray(o.numpy()) for o in _outputs(gradients(*xs))]
+        for i, (g, e) in enumerate(zip(got, written, strict=True)):
+            where = f"{case.id} (eager gradients {what}, output {i})"
+            if g.dtype != e.dtype or g.shape != e.shape:
+                raise AssertionError(f"{where}: {g.dtype}{list(g.shape)}, as written {e.dtype}{list(e.shape)}")
+            if g.tobytes() != e.tobytes() and not _same_with_nans(g, e):
+                np.testing.assert_array_equal(g, e, err_msg=f"{where}: differs from the gradients as written")
 
 
 def _same_with_nans(a: np.ndarray, b: np.ndarray) -> bool:

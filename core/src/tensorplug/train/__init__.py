@@ -18,6 +18,10 @@ slots and ``iterations`` are left as they were, in an eager step as in a ``tp.fu
 hyper-parameters (``learning_rate``, ``momentum``, ``beta1``...) are read at each step, so they may be
 changed between steps (a learning-rate schedule), eagerly and in ``tp.function`` replays alike.
 
+``state()`` gives an optimizer's whole state (iterations, hyper-parameters, slots) as one value and
+``load_state(state)`` takes it back, checked first; ``tp.save`` / ``tp.restore`` keep it in a checkpoint beside
+the model (see docs/checkpoints.md).
+
 Where this differs from TensorFlow.js: state is kept per Variable (TensorFlow.js
 keeps it by position in the gradient map, so a map with other variables mixes
 their states up); ``apply_gradients`` checks every entry before it changes
@@ -49,6 +53,7 @@ from tensorplug.train._fused import (
     FUSED_UPDATES,
 )
 from tensorplug.train._optimizer import Optimizer, OptimizerError
+from tensorplug.train._state import OptimizerState
 
 __all__ = [
     "APPLY_ADAGRAD",
@@ -63,11 +68,12 @@ __all__ = [
     "Momentum",
     "Optimizer",
     "OptimizerError",
+    "OptimizerState",
     "RMSProp",
 ]
 
 # The classes are defined in submodules but belong to tensorplug.train: their names in reprs, pickles and the
 # docs stay tp.train.SGD and so on, as when the optimizers were one module.
-for _public in (SGD, Adagrad, Adam, Momentum, Optimizer, OptimizerError, RMSProp):
+for _public in (SGD, Adagrad, Adam, Momentum, Optimizer, OptimizerError, OptimizerState, RMSProp):
     _public.__module__ = __name__
 del _public

@@ -22,6 +22,7 @@ from tensorplug._runtime._state import no_grad, state
 from tensorplug._runtime._tensor import Tensor, describe, wrap_storage
 from tensorplug._runtime._variable import Variable, live_variables
 from tensorplug.ops import tensor, zeros_like
+from tensorplug.train._state import OptimizerState, check_state, commit_state, snapshot
 
 __all__ = ["FLOAT_EPSILON", "GradientMap", "Optimizer", "OptimizerError", "Update"]
 
@@ -156,6 +157,24 @@ class Optimizer:
             for variable, slots in state.values():
                 self._remember(variable, [slots[s] for s in self.slot_names])
             self._iterations = iterations
+
+    def state(self) -> OptimizerState:
+        """Everything this optimizer carries from step to step, as one value: its class name, ``iterations``, its
+        hyper-parameters and each live variable's slots (see :class:`tensorplug.train.OptimizerState`).
+        ``tp.save`` stores it with the model; ``load_state`` gives it back."""
+        return snapshot(self)
+
+    def load_state(self, state: OptimizerState) -> None:
+        """Take ``state`` (from ``state()`` of an optimizer of the same class): its iterations, hyper-parameters
+        and slots replace this optimizer's. Everything is checked first (class, hyper-parameters, each slot's
+        shape and dtype against its variable's): a state that does not fit raises and changes nothing.
+
+        A variable this optimizer has slots for, and the state has none for, starts again from fresh slots. The
+        slot values go into the existing slot Variables, so a ``tp.function`` that traced a step goes on from
+        the new state.
+        """
+        template = check_state(self, state)
+        commit_state(self, state, template)
 
     def __repr__(self) -> str:
         args = ", ".join(f"{name}={value!r}" for name, value in self.get_config().items())

@@ -1,0 +1,146 @@
+"""Exporters: the formats ``tp.export`` writes, each declared by a plugin (the ``tensorplug_exporters`` hook) or
+registered at run time.
+
+An :class:`ExporterSpec` names a format (``"onnx"``) and the function that writes it, best given as a lazy
+``"module:attribute"`` name: declaring a format then imports nothing of its library, so ``import tensorplug``
+stays cheap with every exporter installed, and the library is imported at the first ``tp.export`` in that
+format. Precedence and provenance are those of every registry (see ``tensorplug._plugins._loading``): the
+core, then plugins in load order, then runtime registrations; each entry records the distribution that
+declared it, and a plugin that fails to load leaves none of its exporters behind.
+
+The exporter is called as ``exporter(request)`` with a :class:`tensorplug.ExportRequest` (the traced program,
+the Variables' values, the names of the inputs and outputs, the path and the format's options) and returns
+what the format makes (an ``onnx.ModelProto``, say), after writing it to ``request.path`` when that is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tensorplug._plugins._provenance import caller, loading_here, report
+from tensorplug._runtime._errors import ExportError, RegistrationError
+from tensorplug._runtime._registry import LAYER_RUNTIME, RUNTIME, LayeredRegistry, exact
+
+# Formats this project ships as plugins: an unknown format names the distribution that adds it.
+SHIPPED_FORMATS: dict[str, str] = {"onnx": "tensorplug-onnx"}
+
+
+@dataclass(frozen=True)
+class ExporterSpec:
+    """A format ``tp.export`` can write: ``format`` names it, ``exporter(request)`` writes it.
+
+    ``exporter`` is a callable or a lazy ``"module:attribute"`` name, imported at the first export in this
+    format; ``description`` is one line for ``tp.exporters()`` and ``tensorplug info``.
+
+    >>> import tensorplug as tp
+    >>> tp.ExporterSpec("onnx", "tensorplug_onnx:export", "ONNX models, opset 18").key
+    'onnx'
+    """
+
+    format: str
+    exporter: Callable[[Any], Any] | str
+    description: str = ""
+    source: str = RUNTIME
+
+    @property
+    def key(self) -> str:
+        return self.format
+
+
+exporter_registry: LayeredRegistry[Any] = LayeredRegistry("exporter")
+
+
+def register_exporter(
+    format: str, exporter: Callable[[Any], Any] | str, description: str = "", *, override: bool = False
+) -> ExporterSpec:
+    """Register ``exporter(request)`` as the writer of ``format`` for :func:`tensorplug.export`, from user code.
+
+    Shadowing a format already registered must be asked for with ``override=True`` (unregistering yours
+    brings the other back); as for kernels, ``source`` is the distribution of the calling plugin's code
+    when known, else ``"runtime"``.
+
+    >>> import tensorplug as tp
+    >>> spec = tp.register_exporter("kernels", lambda request: [s.kernel for s in request.program.kernel_steps])
+    >>> tp.export(lambda x: tp.exp(x) + 1.0, tp.tensor([1.0]), format="kernels")
+    ['Exp', 'Add']
+    >>> _ = tp.unregister_exporter("kernels")
+    """
+    name = exact(format)
+    if not isinstance(name, str) or not name or any(c.isspace() for c in name):
+        raise RegistrationError(f"register_exporter({format!r}): the format must be a non-empty str without spaces")
+    if not (callable(exporter) or isinstance(exporter, str)):
+        raise RegistrationError(f"register_exporter({name!r}): exporter must be callable or 'module:attribute'")
+    who = caller()
+    source = who.distribution or RUNTIME
+    spec = ExporterSpec(name, exact(exporter), exact(description), source)
+    with exporter_registry.lock:
+        current = exporter_registry.get(name)
+        if current is not None and not override:
+            raise RegistrationError(
+                f"exporter {name!r} is already registered by {current.source}; pass override=True to shadow it "
+                "(unregistering yours later restores it)"
+            )
+        exporter_registry.add(spec, LAYER_RUNTIME)
+    if current is not None and current.source != source and not loading_here():
+        report(
+            "exporter",
+            name,
+            who,
+            current.source,
+            "shadows",
+            f"tensorplug: tp.register_exporter({name!r}, override=True) called from {who.describe()} shadows the "
+            f"exporter {name!r} of {current.source}. Unregistering it brings that one back.",
+        )
+    return spec
+
+
+def unregister_exporter(format: str, source: str | None = None) -> ExporterSpec:
+    """Remove the active exporter of ``format`` (or the topmost from ``source``); a shadowed one comes back."""
+    name = exact(format)
+    removed: ExporterSpec = exporter_registry.pop(name, source)
+    who = caller()
+    if removed.source != (who.distribution or RUNTIME) and not loading_here():
+        report(
+            "exporter",
+            name,
+            who,
+            removed.source,
+            "removed",
+            f"tensorplug: tp.unregister_exporter({name!r}) called from {who.describe()} removed the exporter "
+            f"{name!r} of {removed.source}.",
+        )
+    return removed
+
+
+def exporters() -> list[ExporterSpec]:
+    """The active exporter of every format, sorted by format: what ``tp.export(..., format=...)`` accepts.
+
+    >>> import tensorplug as tp
+    >>> all(isinstance(spec, tp.ExporterSpec) for spec in tp.exporters())
+    True
+    """
+    return sorted(exporter_registry, key=lambda s: s.format)
+
+
+def find_exporter(format: str, call: str) -> ExporterSpec:
+    """The active exporter of ``format``, or an ExportError (naming ``call``) that lists the formats installed
+    and says which distribution to install."""
+    spec: ExporterSpec | None = exporter_registry.get(format) if isinstance(format, str) else None
+    if spec is not None:
+        return spec
+    installed = [s.format for s in exporters()]
+    listed = ", ".join(repr(f) for f in installed) if installed else "none"
+    hint = ""
+    if isinstance(format, str):
+        same = [f for f in installed if f.lower() == format.lower()]
+        if same:
+            hint = f" Did you mean {same[0]!r}? Format names are case-sensitive."
+        elif format.lower() in SHIPPED_FORMATS:
+            dist = SHIPPED_FORMATS[format.lower()]
+            hint = f" The {format.lower()!r} format comes with the {dist} distribution: pip install {dist}"
+        else:
+            shipped = ", ".join(f"{f!r} (pip install {d})" for f, d in SHIPPED_FORMATS.items())
+            hint = f" Formats come from plugins: {shipped}; or register one with tp.register_exporter."
+    raise ExportError(f"{call}: no exporter for the format {format!r}; installed formats: {listed}.{hint}")

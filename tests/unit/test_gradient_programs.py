@@ -1,0 +1,215 @@
+"""Eager backprop replays the core's gradients from programs traced once per signature: the same bits, and
+nothing a user can see changes (errors, overrides, observers, higher orders).
+
+The conformance run through tp.function (tests/unit/test_conformance_traced.py) checks every gradient case
+three times from no program: as written, traced, replayed: the same bits. These tests check what must not
+be replayed, and that what is replayed really is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tensorplug as tp
+from tensorplug._tracing import _gradient_programs as programs
+
+
+@pytest.fixture(autouse=True)
+def _no_programs() -> Any:
+    programs.clear()
+    yield
+    programs.clear()
+
+
+def loss(x: tp.Tensor, w: tp.Tensor, b: tp.Tensor) -> tp.Tensor:
+    return tp.sum(tp.tanh(x * w + b))
+
+
+def arguments() -> list[tp.Tensor]:
+    return [tp.tensor([0.5, -1.0]), tp.tensor([1.5, 0.25]), tp.tensor(0.1)]
+
+
+def replayed_kernels() -> list[str]:
+    """The kernels whose gradient has a program."""
+    return sorted(
+        entry.program.name.removeprefix("gradient of ")
+        for entry in programs._programs.values()
+        if isinstance(entry, programs.GradientProgram)
+    )
+
+
+def replay_count(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A counter of the replays of every program made from now on."""
+    count = [0]
+    make = programs.GradientProgram.__init__
+
+    def counting(self: Any, spec: Any, program: Any, replay: Any, slots: Any, dtypes: Any) -> None:
+        def counted(*args: Any) -> Any:
+            count[0] += 1
+            return replay(*args)
+
+        make(self, spec, program, counted, slots, dtypes)
+
+    monkeypatch.setattr(programs.GradientProgram, "__init__", counting)
+    return count
+
+
+def test_a_signature_is_traced_at_its_second_sighting_and_replayed_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    count = replay_count(monkeypatch)
+    f = tp.grads(loss)
+    written = [g.numpy() for g in f(arguments())]
+    assert replayed_kernels() == []  # seen once: run as written
+    traced = [g.numpy() for g in f(arguments())]
+    assert replayed_kernels() == ["Add", "Multiply", "Sum", "Tanh"]
+    assert count[0] == 0  # the trace ran the ops
+    replayed = [g.numpy() for g in f(arguments())]
+    assert count[0] == 4
+    for a, b, c in zip(written, traced, replayed, strict=True):
+        assert a.tobytes() == b.tobytes() == c.tobytes()
+        assert a.dtype == c.dtype
+        assert a.shape == c.shape
+
+
+def test_a_new_shape_is_a_new_signature() -> None:
+    f = tp.grad(lambda x: tp.sum(tp.tanh(x)))
+    for _ in range(2):
+        f(tp.tensor([1.0, 2.0]))
+    assert len(replayed_kernels()) == 2
+    for _ in range(2):
+        g = f(tp.tensor([[1.0], [2.0], [3.0]]))
+    assert g.shape == (3, 1)
+    assert len(replayed_kernels()) == 4
+    np.testing.assert_allclose(g.numpy()[:, 0], 1 - np.tanh(np.array([1.0, 2.0, 3.0], np.float32)) ** 2, rtol=1e-6)
+
+
+def test_a_user_gradient_runs_as_written_every_time(tensorplug_registries: Any) -> None:
+    calls = []
+
+    @tp.register_gradient("Tanh", outputs_to_save=[0], override=True)
+    def counted_tanh(dy: tp.Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> Any:
+        calls.append(1)
+        (y,) = saved
+        return (dy * (1.0 - y * y),)
+
+    f = tp.grad(lambda x: tp.sum(tp.tanh(x)))
+    for _ in range(3):
+        f(tp.tensor([0.5]))
+    assert len(calls) == 3
+    assert "Tanh" not in replayed_kernels()
+
+
+def test_a_scoped_override_runs_as_written_every_time() -> None:
+    calls = []
+
+    def doubled(dy: tp.Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> Any:
+        calls.append(1)
+        return (dy * 2.0,)
+
+    f = tp.grad(lambda x: tp.sum(tp.neg(x)))
+    for _ in range(3):
+        assert f(tp.tensor([1.0])).tolist() == [-1.0]
+    with tp.gradient_overrides({"Neg": doubled}):
+        for _ in range(3):
+            assert f(tp.tensor([1.0])).tolist() == [2.0]
+    assert len(calls) == 3
+    assert f(tp.tensor([1.0])).tolist() == [-1.0]
+
+
+def test_a_kernel_registered_later_is_called_by_the_next_backprop(tensorplug_registries: Any) -> None:
+    f = tp.grad(lambda x: tp.sum(tp.tanh(x)))
+    for _ in range(3):
+        f(tp.tensor([0.5]))
+    assert "Tanh" in replayed_kernels()
+    calls = []
+
+    @tp.register_kernel("Sub", "numpy", override=True)
+    def counted_sub(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        calls.append(1)
+        return np.subtract(inputs["a"], inputs["b"])
+
+    assert replayed_kernels() == []  # a registry change forgets every program
+    for _ in range(3):
+        f(tp.tensor([0.5]))
+    assert len(calls) == 3  # the Tanh gradient's 1 - y*y, as written, traced, replayed
+
+
+def test_a_gradient_that_does_not_fit_its_input_raises_every_time(tensorplug_registries: Any) -> None:
+    """The shape check that replays skip is made when a signature is traced: a result that fails it keeps the
+    gradient running as written, so the error comes at every call."""
+
+    @tp.register_kernel("Square", "numpy", override=True)
+    def broadcasting_square(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        return np.square(inputs["x"])
+
+    @tp.register_kernel("Multiply", "numpy", override=True)
+    def widening_multiply(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        product = np.multiply(inputs["a"], inputs["b"])
+        return np.concatenate([product, product]) if product.shape == (1,) else product
+
+    f = tp.grad(lambda x: tp.sum(tp.square(x)))
+    for _ in range(3):
+        with pytest.raises(tp.GradientError, match="must match its input's shape and dtype"):
+            f(tp.tensor([3.0]))
+    assert "Square" not in replayed_kernels()
+
+
+def test_a_replay_that_fails_runs_the_gradient_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    f = tp.grads(loss)
+    expected = [g.numpy() for g in f(arguments())]
+    f(arguments())
+    assert replayed_kernels()
+
+    def broken(*args: Any) -> Any:
+        raise RuntimeError("boom")
+
+    for entry in programs._programs.values():
+        monkeypatch.setattr(entry, "replay", broken)
+    for got, want in zip(f(arguments()), expected, strict=True):
+        assert got.numpy().tobytes() == want.tobytes()
+
+
+def test_observers_see_every_gradient_kernel_after_the_programs_are_made() -> None:
+    f = tp.grads(loss)
+    before = tp.profile(f, arguments()).kernel_names
+    for _ in range(3):
+        f(arguments())
+    assert replayed_kernels()
+    assert tp.profile(f, arguments()).kernel_names == before
+    assert "Sub" in before  # the Tanh gradient's kernels, seen one by one
+
+
+def test_higher_orders_are_recorded_after_the_programs_are_made() -> None:
+    d2 = tp.grad(tp.grad(lambda x: tp.sum(x * x * x)))
+    for _ in range(3):
+        assert d2(tp.tensor([2.0])).tolist() == [12.0]
+    d1 = tp.grad(lambda x: tp.sum(x * x * x))
+    for _ in range(3):
+        assert d1(tp.tensor([2.0])).tolist() == [12.0]
+    assert tp.grad(tp.grad(lambda x: tp.sum(x * x * x)))(tp.tensor([2.0])).tolist() == [12.0]
+
+
+def test_a_traced_function_still_records_every_gradient_kernel() -> None:
+    f = tp.grads(loss)
+    for _ in range(3):
+        f(arguments())
+    traced = tp.function(f)
+    program = traced.program(arguments())
+    kernels = [step.kernel for step in program.kernel_steps]
+    assert "Sub" in kernels
+    assert "Square" in kernels
+    for got, want in zip(traced(arguments()), f(arguments()), strict=True):
+        assert got.numpy().tobytes() == want.numpy().tobytes()
+
+
+def test_integer_inputs_get_no_gradient_and_unconnected_ones_none() -> None:
+    def f(x: tp.Tensor, y: tp.Tensor) -> tp.Tensor:
+        return tp.sum(x * tp.cast(tp.tensor([2, 3]), "float32"))
+
+    grads = tp.grads(f, unconnected_gradients="zero")
+    for _ in range(3):
+        dx, dy = grads([tp.tensor([1.0, 1.0]), tp.tensor([5.0])])
+        assert dx.tolist() == [2.0, 3.0]
+        assert dy.tolist() == [0.0]
