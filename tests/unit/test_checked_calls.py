@@ -339,6 +339,23 @@ def test_a_kernel_registered_by_another_thread_is_called_once_registered() -> No
     assert (x + y).tolist() == [14.0, 16.0]
 
 
+@pytest.mark.usefixtures("tensorplug_registries")
+def test_a_backend_switched_by_another_thread_is_the_one_used() -> None:
+    tp.register_backend("boxed", BoxedBackend, priority=-5)
+    tp.register_kernel(K.ADD, "boxed", boxed_add)
+    try:
+        x, y = tp.tensor(a), tp.tensor(b)
+        warm(_binary._ADD, "float32", lambda: x + y)
+        thread = threading.Thread(target=lambda: tp.set_backend("boxed"))
+        thread.start()
+        thread.join(TIMEOUT)
+        assert tp.get_backend() == "boxed"
+        assert (x + y).backend == "boxed"
+    finally:
+        tp.set_backend("numpy")
+        tp.remove_backend("boxed")
+
+
 def test_an_observer_of_another_thread_sees_only_that_threads_calls() -> None:
     x, y = tp.tensor(a), tp.tensor(b)
     warm(_binary._ADD, "float32", lambda: x + y)
