@@ -73,7 +73,16 @@ from tensorplug._plugins._env import (
 )
 from tensorplug._plugins._env import _truthy as _truthy  # (tensorplug/__init__ reads TENSORPLUG_DEBUG with it)
 from tensorplug._plugins._guard import REGISTRIES, Snapshot
-from tensorplug._plugins._hooks import HOOKS, _add, _backend_remover, _collect, _discarder, _register_hooks, manager
+from tensorplug._plugins._hooks import (
+    HOOKS,
+    _add,
+    _add_all,
+    _backend_remover,
+    _collect,
+    _discarder,
+    _register_hooks,
+    manager,
+)
 from tensorplug._plugins._notes import note_missing_fallbacks, note_unknown_backends, note_unknown_gradients
 from tensorplug._plugins._overrides import GradientSet, gradient_set_registry
 from tensorplug._plugins._provenance import Shadowing, forget_plugins, loading, note_plugin, shadowing
@@ -89,6 +98,7 @@ from tensorplug._runtime._registry import (
     KernelSpec,
     gradient_registry,
     kernel_registry,
+    with_source,
 )
 
 ENTRY_POINT_GROUP = "tensorplug"
@@ -287,12 +297,9 @@ def _apply(
             engine.add_backend(replace(bspec, source=info.distribution))
             undo.append(_backend_remover(bspec.name))
         for registry, specs in ((kernel_registry, kernels), (gradient_registry, grads), (gradient_set_registry, sets)):
-            for spec in specs:
-                added = replace(spec, source=info.distribution)
-                note = _add(registry, added, layer, rank)
-                undo.append(_discarder(registry, added))
-                if note is not None:
-                    notes.append(note)
+            added = [with_source(spec, info.distribution) for spec in specs]
+            undo.append(_discarder(registry, added))
+            notes += _add_all(registry, added, layer, rank)
     except BaseException as exc:
         for action in reversed(undo):
             action()

@@ -178,6 +178,32 @@ class LayeredRegistry(Generic[S]):
         self._changed(key)
         return previous if on_top else None
 
+    def add_all(self, specs: Sequence[S], layer: int, rank: int) -> list[tuple[int, S] | None]:
+        """Push every spec of ``specs`` (of distinct keys) at one (layer, rank), as ``add`` each would; return, per
+        spec, the (layer, spec) that was on top of its key before (None: the key was new).
+
+        One plugin's declarations are added this way, under one hold of the lock (a reader sees each stack old
+        or new, as with ``add``; other keys may already be new). It is ~3x cheaper than ``add`` per spec, which
+        counts at import: every plugin's few hundred specs are added then.
+        """
+        tops: list[tuple[int, S] | None] = []
+        with self.lock:
+            stacks = self._stacks
+            for spec in specs:
+                key = spec.key
+                stack = stacks.get(key)
+                if stack:
+                    tops.append((stack[-1].layer, stack[-1].spec))
+                    stack = [*stack, _Entry(layer, rank, spec)]
+                    stack.sort(key=_precedence)  # stable: of equal precedence, the later one is on top
+                else:
+                    tops.append(None)
+                    stack = [_Entry(layer, rank, spec)]
+                stacks[key] = stack
+        for spec in specs:
+            self._changed(spec.key)
+        return tops
+
     def discard(self, spec: S) -> bool:
         """Remove exactly this spec (used for rollback); True if it was there."""
         key = spec.key
@@ -311,7 +337,20 @@ def exact_names(spec: Any) -> Any:
 
 
 def with_source(spec: S, source: str) -> S:
-    return replace(spec, source=source)
+    """``dataclasses.replace(spec, source=source)``: a copy of the spec that names who registered it.
+
+    The three spec classes above (not a subclass: it may check its fields in ``__post_init__``) are copied field
+    by field, which is what ``replace`` comes to for them (their ``__init__`` only sets the fields) at a sixth of
+    its cost: at import every plugin's specs are copied (~500 with the shipped plugins: 1 ms saved).
+    """
+    if type(spec) not in _COPIED:
+        return replace(spec, source=source)
+    copy: S = object.__new__(type(spec))
+    copy.__dict__.update(spec.__dict__, source=source)
+    return copy
+
+
+_COPIED = frozenset({BackendSpec, KernelSpec, GradientSpec})
 
 
 def as_tuple(names: Sequence[Any] | None) -> tuple[Any, ...]:
