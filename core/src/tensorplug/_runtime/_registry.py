@@ -337,20 +337,12 @@ def exact_names(spec: Any) -> Any:
 
 
 def with_source(spec: S, source: str) -> S:
-    """``dataclasses.replace(spec, source=source)``: a copy of the spec that names who registered it.
+    """A copy of ``spec`` that names who registered it.
 
-    The three spec classes above (not a subclass: it may check its fields in ``__post_init__``) are copied field
-    by field, which is what ``replace`` comes to for them (their ``__init__`` only sets the fields) at a sixth of
-    its cost: at import every plugin's specs are copied (~500 with the shipped plugins: 1 ms saved).
+    (``dataclasses.replace``, as it keeps the fields in the instance's inline values: a copy made through its
+    ``__dict__`` would be ~3x slower to read an attribute of, at every backward step that reads a GradientSpec.)
     """
-    if type(spec) not in _COPIED:
-        return replace(spec, source=source)
-    copy: S = object.__new__(type(spec))
-    copy.__dict__.update(spec.__dict__, source=source)
-    return copy
-
-
-_COPIED = frozenset({BackendSpec, KernelSpec, GradientSpec})
+    return replace(spec, source=source)
 
 
 def as_tuple(names: Sequence[Any] | None) -> tuple[Any, ...]:
