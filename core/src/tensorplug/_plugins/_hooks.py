@@ -85,7 +85,7 @@ def _add(registry: LayeredRegistry[Any], spec: Any, layer: int, rank: int) -> Sh
 
 
 def _add_all(registry: LayeredRegistry[Any], specs: list[Any], layer: int, rank: int) -> list[Shadowing]:
-    """Add a plugin's declarations of one kind (distinct keys), as ``_add`` each; return the warnings to give."""
+    """Add a plugin's declarations of one kind, as ``_add`` each in turn; return the warnings to give."""
     tops = registry.add_all(specs, layer, rank)
     notes = []
     for spec, current in zip(specs, tops, strict=True):
