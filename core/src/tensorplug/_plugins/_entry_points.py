@@ -42,39 +42,33 @@ def entry_points(group: str, path: list[str] | None = None) -> list[EntryPoint]:
     """Every entry point of ``group`` declared by a distribution installed on ``path`` (``sys.path``)."""
     found: list[EntryPoint] = []
     seen: set[str] = set()
-    header = f"[{group}]".encode()
+    header = f"[{group}]"
     for folder in sys.path if path is None else path:
         try:
-            with os.scandir(folder or ".") as entries:
-                names = sorted(e.name for e in entries if e.name.endswith((".dist-info", ".egg-info")))
+            entries = sorted(os.scandir(folder or "."), key=lambda e: e.name)
         except OSError:
             continue
-        for name in names:
-            key = normalize(name.rsplit(".", 1)[0].partition("-")[0])  # the folder names the distribution
+        for entry in entries:
+            if not entry.name.endswith((".dist-info", ".egg-info")):
+                continue
+            key = normalize(entry.name.rsplit(".", 1)[0].partition("-")[0])  # the folder names the distribution
             if key in seen:
                 continue  # an earlier folder on the path shadows it, as for imports
             seen.add(key)
-            metadata = os.path.join(folder or ".", name)
-            data = _read_bytes(os.path.join(metadata, "entry_points.txt"))
-            if data is None or header not in data:  # (bytes: most distributions are passed over undecoded)
+            text = _read(os.path.join(entry.path, "entry_points.txt"))
+            if text is None or header not in text:
                 continue
-            dist, version = _name_and_version(metadata, name)  # read only for the plugins' distributions
-            text = data.decode("utf-8")
+            dist, version = _name_and_version(entry.path, entry.name)  # read only for the plugins' distributions
             found.extend(EntryPoint(n, v, dist, version) for n, v in _section(text, group))
     return found
 
 
-def _read_bytes(path: str) -> bytes | None:
+def _read(path: str) -> str | None:
     try:
-        with open(path, "rb") as file:
+        with open(path, encoding="utf-8") as file:
             return file.read()
     except OSError:
         return None
-
-
-def _read(path: str) -> str | None:
-    data = _read_bytes(path)
-    return None if data is None else data.decode("utf-8")
 
 
 def _name_and_version(folder: str, folder_name: str) -> tuple[str, str]:
