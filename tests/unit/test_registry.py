@@ -187,3 +187,34 @@ def test_restored_registries_puts_kernels_gradients_and_gradient_sets_back() -> 
     assert tp.gradient_sets() == sets
     assert (tp.tensor([1.0]) + 1.0).tolist() == [2.0]  # the dispatch table follows
     assert tp.grad(lambda x: tp.sum(tp.relu(x)))(tp.tensor([-1.0, 2.0])).tolist() == [0.0, 1.0]
+
+
+# -- LayeredRegistry.add_all: how a plugin's declarations are added at import ------------------------------------------
+
+
+def test_add_all_stacks_and_reports_as_adding_each_in_turn_would() -> None:
+    from tensorplug._runtime._registry import LayeredRegistry
+
+    def filled() -> LayeredRegistry[tp.GradientSpec]:
+        registry: LayeredRegistry[tp.GradientSpec] = LayeredRegistry("gradient")
+        registry.add(tp.GradientSpec("A", None, source="core"), 0, 0)
+        registry.add(tp.GradientSpec("B", None, source="later"), 2, 5)  # above the layer added below: stays on top
+        return registry
+
+    batch = [
+        tp.GradientSpec(name, None, source=source) for name, source in [("A", "p"), ("B", "p"), ("C", "p"), ("C", "q")]
+    ]
+    one_by_one, at_once = filled(), filled()
+    tops = []
+    for spec in batch:
+        tops.append(one_by_one.top_layer(spec.key))
+        one_by_one.add(spec, 1, 3)
+    changed: list[object] = []
+    at_once.on_change(changed.append)
+
+    assert at_once.add_all(batch, 1, 3) == tops
+    assert at_once.snapshot() == one_by_one.snapshot()  # every key's stack, entry by entry (layer, rank, spec)
+    assert [s.source for s in at_once.stack("A")] == ["core", "p"]
+    assert [s.source for s in at_once.stack("B")] == ["p", "later"]
+    assert [s.source for s in at_once.stack("C")] == ["p", "q"]
+    assert changed == ["A", "B", "C", "C"]

@@ -8,8 +8,8 @@
 Loaded on first use, to keep ``import tensorplug`` cheap, yet listed by
 ``dir(tp)``: ``tp.function`` (trace and replay), ``tp.train`` (optimizers),
 ``tp.initializers`` (weight initialisers), ``tp.datasets``, ``tp.testing``,
-``tp.profile``, ``tp.time``, ``tp.debug``, ``tp.coverage``, ``tp.persist``, ``tp.export`` (write a traced
-function in a format an exporter plugin adds: ``tp.exporters()`` lists them), and the checkpoints:
+``tp.profile``, ``tp.time``, ``tp.debug``, ``tp.coverage``, ``tp.memory``, ``tp.persist``, ``tp.export`` (write a
+traced function in a format an exporter plugin adds: ``tp.exporters()`` lists them), and the checkpoints:
 ``tp.save``, ``tp.load``, ``tp.restore`` (the ``safetensors`` package is imported by the first of them called).
 """
 
@@ -27,7 +27,6 @@ from tensorplug._autodiff._tape import (
     value_and_grads,
     variable_grads,
 )
-from tensorplug._inspection._memory import memory
 from tensorplug._plugins._exporters import ExporterSpec, exporters, register_exporter, unregister_exporter
 from tensorplug._plugins._loading import PluginInfo, plugins
 from tensorplug._plugins._overrides import (
@@ -110,6 +109,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "CoverageRow": ("tensorplug._inspection._coverage", "CoverageRow"),
     "datasets": ("tensorplug.datasets", None),
     "initializers": ("tensorplug.initializers", None),
+    "memory": ("tensorplug._inspection._memory", "memory"),
     "testing": ("tensorplug.testing", None),
     "train": ("tensorplug.train", None),
     "profile": ("tensorplug._inspection._profile", "profile"),
@@ -147,6 +147,7 @@ if TYPE_CHECKING:
     from tensorplug import datasets, initializers, testing, train
     from tensorplug._inspection._coverage import Coverage, CoverageRow, coverage
     from tensorplug._inspection._debug import debug
+    from tensorplug._inspection._memory import memory
     from tensorplug._inspection._profile import KernelProfile, KernelSummary, Profile, Timing, profile
     from tensorplug._inspection._profile import time as time
     from tensorplug._runtime._lazy import persist

@@ -40,9 +40,10 @@ def _backend_remover(name: str) -> Callable[[], None]:
     return remove
 
 
-def _discarder(registry: LayeredRegistry[Any], spec: Any) -> Callable[[], None]:
+def _discarder(registry: LayeredRegistry[Any], specs: list[Any]) -> Callable[[], None]:
     def discard() -> None:
-        registry.discard(spec)
+        for spec in reversed(specs):
+            registry.discard(spec)
 
     return discard
 
@@ -82,6 +83,25 @@ def _add(registry: LayeredRegistry[Any], spec: Any, layer: int, rank: int) -> Sh
     """Add a plugin's spec; return the warning to give when it shadows another plugin's or, unasked, the core's."""
     current = registry.top_layer(spec.key)
     registry.add(spec, layer, rank)
+    return _shadowing(registry, spec, layer, current)
+
+
+def _add_all(registry: LayeredRegistry[Any], specs: list[Any], layer: int, rank: int) -> list[Shadowing]:
+    """Add a plugin's declarations of one kind, as ``_add`` each in turn; return the warnings to give."""
+    tops = registry.add_all(specs, layer, rank)
+    notes = []
+    for spec, current in zip(specs, tops, strict=True):
+        if current is not None:
+            note = _shadowing(registry, spec, layer, current)
+            if note is not None:
+                notes.append(note)
+    return notes
+
+
+def _shadowing(
+    registry: LayeredRegistry[Any], spec: Any, layer: int, current: tuple[int, Any] | None
+) -> Shadowing | None:
+    """The warning to give when ``spec`` (just added at ``layer``) shadows ``current``, the key's top before."""
     if current is None:
         return None
     current_layer, current_spec = current

@@ -73,7 +73,7 @@ def _name_problem(value: object) -> str | None:
         return f"must be a str, not {type(value).__name__}"
     if not value:
         return "must not be empty"
-    if value != value.strip() or not value.isprintable() or any(c.isspace() for c in value):
+    if not value.isprintable() or " " in value:  # (the one whitespace character isprintable() allows is " ")
         return "must not contain spaces or unprintable characters"
     return None
 
@@ -95,7 +95,7 @@ def _lazy_problem(value: object, none_ok: bool = False) -> str | None:
         return None
     if isinstance(value, str):
         module, sep, attr = value.partition(":")
-        dotted_ok = all(p.isidentifier() for p in module.split(".")) and all(p.isidentifier() for p in attr.split("."))
+        dotted_ok = all(map(str.isidentifier, module.split("."))) and all(map(str.isidentifier, attr.split(".")))
         if sep and dotted_ok:
             return None
         return f"lazy reference {value!r} is not of the form 'package.module:attribute'"
@@ -107,7 +107,6 @@ def validate(spec: Spec) -> None:
     """Check every field of one declared spec; raise PluginProblem naming the spec and the field."""
     problems: dict[str, str | None] = {}
     if isinstance(spec, BackendSpec):
-        what = f"BackendSpec {spec.name!r}"
         problems["name"] = _name_problem(spec.name)
         problems["factory"] = _lazy_problem(spec.factory)
         if not (isinstance(spec.priority, int) and not isinstance(spec.priority, bool)):
@@ -115,7 +114,6 @@ def validate(spec: Spec) -> None:
         if spec.fallback is not None:
             problems["fallback"] = _name_problem(spec.fallback)
     elif isinstance(spec, KernelSpec):
-        what = f"KernelSpec ({spec.kernel_name!r}, {spec.backend_name!r})"
         problems["kernel_name"] = _kernel_name_problem(spec.kernel_name)
         problems["backend_name"] = _name_problem(spec.backend_name)
         problems["kernel"] = _lazy_problem(spec.kernel)
@@ -124,25 +122,32 @@ def validate(spec: Spec) -> None:
         problems["override"] = None if isinstance(spec.override, bool) else "must be True or False"
         problems["optional"] = None if isinstance(spec.optional, bool) else "must be True or False"
     elif isinstance(spec, GradientSpec):
-        what = f"GradientSpec {spec.kernel_name!r}"
         problems["kernel_name"] = _kernel_name_problem(spec.kernel_name)
         problems["grad"] = _lazy_problem(spec.grad, none_ok=True)
         problems["inputs_to_save"] = _inputs_problem(spec.inputs_to_save)
         problems["outputs_to_save"] = _outputs_problem(spec.outputs_to_save)
         problems["override"] = None if isinstance(spec.override, bool) else "must be True or False"
     elif isinstance(spec, ExporterSpec):
-        what = f"ExporterSpec {spec.format!r}"
         problems["format"] = _name_problem(spec.format)
         problems["exporter"] = _lazy_problem(spec.exporter)
         problems["description"] = None if isinstance(spec.description, str) else "must be a str"
     else:
-        what = f"GradientSet {spec.name!r}"
         problems["name"] = _name_problem(spec.name)
         problems["factory"] = _lazy_problem(spec.factory)
         problems["description"] = None if isinstance(spec.description, str) else "must be a str"
     found = [f"{name} {problem}" for name, problem in problems.items() if problem]
     if found:
-        raise PluginProblem(f"malformed {what:.120}: {'; '.join(found)}")
+        raise PluginProblem(f"malformed {_spec_text(spec):.120}: {'; '.join(found)}")
+
+
+def _spec_text(spec: Spec) -> str:
+    if isinstance(spec, KernelSpec):
+        return f"KernelSpec ({spec.kernel_name!r}, {spec.backend_name!r})"
+    if isinstance(spec, GradientSpec):
+        return f"GradientSpec {spec.kernel_name!r}"
+    if isinstance(spec, ExporterSpec):
+        return f"ExporterSpec {spec.format!r}"
+    return f"{'BackendSpec' if isinstance(spec, BackendSpec) else 'GradientSet'} {spec.name!r}"
 
 
 def _inputs_problem(value: object) -> str | None:

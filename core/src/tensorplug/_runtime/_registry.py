@@ -178,6 +178,28 @@ class LayeredRegistry(Generic[S]):
         self._changed(key)
         return previous if on_top else None
 
+    def add_all(self, specs: Sequence[S], layer: int, rank: int) -> list[tuple[int, S] | None]:
+        """Push every spec of ``specs`` at one (layer, rank), as ``add`` each in turn would; return, per
+        spec, the (layer, spec) that was on top of its key before (None: the key was new).
+
+        One plugin's declarations of a kind are added this way at import, under one hold of the lock (a reader
+        sees each stack old or new, as with ``add``), at half the cost of ``add`` per spec.
+        """
+        tops: list[tuple[int, S] | None] = []
+        with self.lock:
+            stacks = self._stacks
+            for spec in specs:
+                key = spec.key
+                stack = list(stacks.get(key, ()))  # a new list: readers may hold the old one
+                tops.append((stack[-1].layer, stack[-1].spec) if stack else None)
+                stack.append(_Entry(layer, rank, spec))
+                if len(stack) > 1:
+                    stack.sort(key=_precedence)  # stable: of equal precedence, the later one is on top
+                stacks[key] = stack
+        for spec in specs:
+            self._changed(spec.key)
+        return tops
+
     def discard(self, spec: S) -> bool:
         """Remove exactly this spec (used for rollback); True if it was there."""
         key = spec.key
@@ -309,10 +331,6 @@ def exact_names(spec: Any) -> Any:
     if isinstance(saved, tuple | list) and any(isinstance(v, str) and type(v) is not str for v in saved):
         changes["inputs_to_save"] = tuple(exact(v) for v in saved)
     return replace(spec, **changes) if changes else spec
-
-
-def with_source(spec: S, source: str) -> S:
-    return replace(spec, source=source)
 
 
 def as_tuple(names: Sequence[Any] | None) -> tuple[Any, ...]:

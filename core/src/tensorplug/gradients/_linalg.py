@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import functools
-import string
 from typing import Any
 
 from tensorplug import kernel_names as K
 from tensorplug._runtime._registry import GradientSpec
 from tensorplug._runtime._tensor import Tensor
 from tensorplug.ops import cast, cumsum, einsum, equal, matmul, ones, reshape, sum_to_shape
+from tensorplug.ops._linalg import EINSUM_LABELS
 
 
 def grad_batch_mat_mul(dy: Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> tuple[Any, Any]:
@@ -48,7 +48,7 @@ def _einsum_operand_grad(k: int, dy: Tensor, operands: list[Tensor], equation: s
     lhs, output = equation.split("->")
     terms = lhs.split(",")
     x, term = operands[k], terms[k]
-    spare = iter(c for c in string.ascii_letters if c not in equation)
+    spare = iter(c for c in EINSUM_LABELS if c not in equation)
     labels = [output] + [t for j, t in enumerate(terms) if j != k]
     tensors = [dy] + [o for j, o in enumerate(operands) if j != k]
     target = ""
