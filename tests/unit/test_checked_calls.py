@@ -296,6 +296,9 @@ def test_tapes_record_calls_made_after_the_warm_up() -> None:
     expected = (1 - np.tanh(a * b) ** 2) * b
     assert grads[0].tolist() == pytest.approx(expected.tolist())
     assert tp.grad(lambda x: tp.sum(tp.tanh(x * w)))(x).tolist() == pytest.approx(expected.tolist())
+    for _ in range(2):  # the second time, x still carries the first tape's mark: the second watches it by id
+        grad = tp.grad(lambda x: tp.sum(tp.tanh(x)))(x)
+        assert grad.tolist() == pytest.approx((1 - np.tanh(a) ** 2).tolist())
 
 
 def test_gradient_overrides_reach_calls_made_after_the_warm_up() -> None:
