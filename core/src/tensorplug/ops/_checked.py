@@ -10,7 +10,7 @@ mixed dtypes, a tensor of another backend, shapes that do not broadcast, an entr
 replaced: a kernel registered, the backend switched, an observer on) takes the op's full path, which
 raises the op's usual errors or makes the entry again.
 
-For ``a + b`` on 1-element float32 tensors this takes ~1.27 us down to ~0.75 us.
+For ``a + b`` on 1-element float32 tensors this takes ~1.24 us down to ~0.82 us (numpy backend).
 """
 
 from __future__ import annotations
