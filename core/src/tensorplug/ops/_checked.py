@@ -5,7 +5,8 @@ bool, ``div`` computes integers in float32) and their shapes, then runs its kern
 tensors of a dtype that needed no conversion leaves an ``Entry`` in the op's ``Site`` under that dtype
 (see ``tensorplug._runtime._engine.Entry``): the dispatch table's kernel and the output's dtype. A later
 call on tensors of that dtype and of the active backend only compares shapes and runs the kernel
-(``run_entry``: observers, kernel errors and the tape as ``run_kernel``); anything else (a Python scalar,
+(``run_entry``: observers, kernel errors and the tape as ``run_kernel``); a Python float meeting a float
+tensor joins it as the cached scalar tensor the checks would make. Anything else (another Python scalar,
 mixed dtypes, a tensor of another backend, shapes that do not broadcast, an entry whose table was
 replaced: a kernel registered, the backend switched, an observer on) takes the op's full path, which
 raises the op's usual errors or makes the entry again.
