@@ -213,3 +213,35 @@ def test_integer_inputs_get_no_gradient_and_unconnected_ones_none() -> None:
         dx, dy = grads([tp.tensor([1.0, 1.0]), tp.tensor([5.0])])
         assert dx.tolist() == [2.0, 3.0]
         assert dy.tolist() == [0.0]
+
+
+def test_softmax_cross_entropy_gradient_is_replayed_with_the_same_bits() -> None:
+    rng = np.random.default_rng(0)
+    labels = tp.tensor(np.eye(4, dtype=np.float32)[rng.integers(0, 4, 6)])
+    logits = tp.tensor(rng.standard_normal((6, 4)).astype(np.float32))
+    f = tp.grads(tp.losses.softmax_cross_entropy)
+    got = [[g.numpy() for g in f([labels, logits])] for _ in range(3)]
+    assert "SoftmaxCrossEntropyWithLogits" in replayed_kernels()
+    for g in got[1:]:
+        assert [a.tobytes() for a in g] == [a.tobytes() for a in got[0]]
+    softmax = np.exp(logits.numpy()) / np.exp(logits.numpy()).sum(-1, keepdims=True)
+    np.testing.assert_allclose(got[2][1], (softmax - labels.numpy()) / 6, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(got[2][0], -np.log(softmax) / 6, rtol=1e-5)
+
+
+def test_softmax_cross_entropy_has_a_second_derivative() -> None:
+    """The fused gradient is written with ops on the recorded log-probabilities: differentiating it again gives
+    the Hessian of the composed formula, softmax's Jacobian."""
+    labels = tp.tensor([[0.0, 1.0, 0.0]])
+    logits = tp.tensor([[0.5, -1.0, 2.0]])
+    v = tp.tensor([[1.0, 2.0, -1.0]])
+
+    def fused(z: tp.Tensor) -> tp.Tensor:
+        return tp.sum(tp.grad(lambda z: tp.losses.softmax_cross_entropy(labels, z))(z) * v)
+
+    def composed(z: tp.Tensor) -> tp.Tensor:
+        loss = lambda z: -tp.sum(labels * tp.log_softmax(z, -1))
+        return tp.sum(tp.grad(loss)(z) * v)
+
+    for _ in range(3):
+        np.testing.assert_allclose(tp.grad(fused)(logits).numpy(), tp.grad(composed)(logits).numpy(), rtol=1e-5)

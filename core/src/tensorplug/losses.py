@@ -6,11 +6,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Literal
 
-from tensorplug._autodiff._tape import custom_grad
+from tensorplug._autodiff._tape import record_gradient
+from tensorplug._plugins._env import BUILTIN
 from tensorplug._runtime._errors import ShapeError, TensorplugError
+from tensorplug._runtime._registry import GradientSpec
 from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug.ops import (
     abs,
@@ -76,27 +77,34 @@ def compute_weighted_loss(
     return div(sum(weighted), nonzero)
 
 
+def _softmax_cross_entropy_gradient(dy: Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> tuple[Any, ...]:
+    """The fused gradient: dy * -log_softmax(logits) for the labels, dy * (softmax(logits) - labels) for the
+    logits (for rows of labels that sum to 1; exact for any labels), none for the log-probabilities it saves.
+    Lazy entries: computed only for the inputs that need a gradient (labels rarely do)."""
+    labels, log_probs = saved
+    dy = reshape(dy, (*dy.shape, 1))
+    return (
+        lambda: mul(dy, neg(log_probs)),
+        lambda: mul(dy, sub(mul(exp(log_probs), sum(labels, -1, keepdims=True)), labels)),
+        None,
+    )
+
+
+_SOFTMAX_CROSS_ENTROPY = GradientSpec(
+    "SoftmaxCrossEntropyWithLogits",
+    _softmax_cross_entropy_gradient,
+    inputs_to_save=("labels", "log_probs"),
+    source=BUILTIN,
+)
+"""A record of its own, as ``tp.custom_grad`` makes one, but with a gradient of what it saves (not a closure), so
+that backprop replays it as it does a kernel's."""
+
+
 def _softmax_cross_entropy_with_logits(labels: Tensor, logits: Tensor) -> Tensor:
     """-sum(labels * log_softmax(logits), -1), with the fused gradient softmax(logits) - labels."""
-
-    @custom_grad
-    def fused(labels: Tensor, logits: Tensor) -> tuple[Tensor, Any]:
-        log_probs = log_softmax(logits, -1)
-        value = sum(neg(mul(log_probs, labels)), -1)
-
-        def grad_fn(dy: Tensor) -> tuple[Callable[[], Tensor], Callable[[], Tensor]]:
-            dy = reshape(dy, (*dy.shape, 1))
-            # Lazy entries: computed only for the inputs that need a gradient (labels rarely do).
-            return (
-                lambda: mul(dy, neg(log_probs)),
-                # softmax - labels for rows of labels that sum to 1; exact for any labels
-                lambda: mul(dy, sub(mul(exp(log_probs), sum(labels, -1, keepdims=True)), labels)),
-            )
-
-        return value, grad_fn
-
-    result: Tensor = fused(labels, logits)
-    return result
+    log_probs = log_softmax(logits, -1)  # recorded when watched: higher orders differentiate the fused gradient
+    value = sum(neg(mul(log_probs, labels)), -1)
+    return record_gradient(_SOFTMAX_CROSS_ENTROPY, {"labels": labels, "logits": logits, "log_probs": log_probs}, value)
 
 
 def softmax_cross_entropy(
@@ -109,7 +117,7 @@ def softmax_cross_entropy(
     """Softmax cross-entropy between one-hot ``onehot_labels`` and ``logits`` (last axis = classes).
 
     The per-example loss and its gradient are computed in one fused,
-    numerically stable step through :func:`tensorplug.custom_grad`.
+    numerically stable step (the gradient is softmax(logits) - labels).
     ``label_smoothing`` mixes the labels with the uniform distribution.
 
     >>> import tensorplug as tp
