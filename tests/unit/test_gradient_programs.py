@@ -1,9 +1,10 @@
-"""Eager backprop replays the core's gradients from programs traced once per signature: the same bits, and
-nothing a user can see changes (errors, overrides, observers, higher orders).
+"""Eager backprop replays the core's gradients from programs traced once per signature (a tape's whole backward
+pass, or single gradients where the whole pass cannot be): the same bits, and nothing a user can see changes
+(errors, overrides, observers, higher orders).
 
-The conformance run through tp.function (tests/unit/test_conformance_traced.py) checks every gradient case
-three times from no program: as written, traced, replayed: the same bits. These tests check what must not
-be replayed, and that what is replayed really is.
+The conformance run through tp.function (tests/unit/test_conformance_traced.py) checks every gradient case from
+no program: as written, then traced and replayed as whole passes, then as single gradients: the same bits. These
+tests check what must not be replayed, and that what is replayed really is.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def arguments() -> list[tp.Tensor]:
 
 
 def replayed_kernels() -> list[str]:
-    """The kernels whose gradient has a program."""
+    """The kernels whose gradient has a program of its own."""
     return sorted(
         entry.program.name.removeprefix("gradient of ")
         for entry in programs._programs.values()
@@ -41,48 +42,86 @@ def replayed_kernels() -> list[str]:
     )
 
 
-def replay_count(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """A counter of the replays of every program made from now on."""
+def whole_passes() -> int:
+    """How many whole backward passes have a program."""
+    return sum(isinstance(entry, programs.BackwardProgram) for entry in programs._programs.values())
+
+
+def replay_count(monkeypatch: pytest.MonkeyPatch, kind: type) -> list[int]:
+    """A counter of the replays of every program of ``kind`` made from now on."""
     count = [0]
-    make = programs.GradientProgram.__init__
+    make = kind.__init__
 
-    def counting(self: Any, spec: Any, program: Any, replay: Any, slots: Any, dtypes: Any) -> None:
-        def counted(*args: Any) -> Any:
+    def counting(self: Any, *args: Any) -> None:
+        make(self, *args)
+        replay = self.replay
+
+        def counted(*arguments: Any) -> Any:
             count[0] += 1
-            return replay(*args)
+            return replay(*arguments)
 
-        make(self, spec, program, counted, slots, dtypes)
+        self.replay = counted
 
-    monkeypatch.setattr(programs.GradientProgram, "__init__", counting)
+    monkeypatch.setattr(kind, "__init__", counting)
     return count
 
 
-def test_a_signature_is_traced_at_its_second_sighting_and_replayed_after(monkeypatch: pytest.MonkeyPatch) -> None:
-    count = replay_count(monkeypatch)
+def test_a_backward_pass_is_traced_at_its_second_sighting_and_replayed_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    count = replay_count(monkeypatch, programs.BackwardProgram)
     f = tp.grads(loss)
     written = [g.numpy() for g in f(arguments())]
-    assert replayed_kernels() == []  # seen once: run as written
+    assert whole_passes() == 0  # seen once: walked as written
     traced = [g.numpy() for g in f(arguments())]
-    assert replayed_kernels() == ["Add", "Multiply", "Sum", "Tanh"]
-    assert count[0] == 0  # the trace ran the ops
+    assert whole_passes() == 1
+    assert count[0] == 0  # the trace walked it as written
     replayed = [g.numpy() for g in f(arguments())]
-    assert count[0] == 4
+    assert count[0] == 1
+    assert replayed_kernels() == []  # the whole pass served: no single gradient needed a program
     for a, b, c in zip(written, traced, replayed, strict=True):
         assert a.tobytes() == b.tobytes() == c.tobytes()
         assert a.dtype == c.dtype
         assert a.shape == c.shape
 
 
+@tp.custom_grad
+def halved(x: tp.Tensor) -> Any:
+    return tp.identity(x), lambda dy: dy * 0.5
+
+
+def test_single_gradients_are_replayed_where_the_whole_pass_cannot_be(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A custom_grad record keeps the pass from being one program: the core's gradients around it replay."""
+    count = replay_count(monkeypatch, programs.GradientProgram)
+    f = tp.grads(lambda x, w, b: tp.sum(tp.tanh(halved(x) * w + b)))
+    results = [[g.numpy() for g in f(arguments())] for _ in range(3)]
+    assert whole_passes() == 0
+    assert replayed_kernels() == ["Add", "Multiply", "Sum", "Tanh"]
+    assert count[0] == 4  # the third call
+    for got in results[1:]:
+        assert [a.tobytes() for a in got] == [a.tobytes() for a in results[0]]
+    np.testing.assert_allclose(
+        results[2][0], 0.5 * arguments()[1].numpy() * (1 - np.tanh([0.85, -0.15]) ** 2), rtol=1e-6
+    )
+
+
 def test_a_new_shape_is_a_new_signature() -> None:
     f = tp.grad(lambda x: tp.sum(tp.tanh(x)))
     for _ in range(2):
         f(tp.tensor([1.0, 2.0]))
-    assert len(replayed_kernels()) == 2
-    for _ in range(2):
+    assert whole_passes() == 1
+    for _ in range(3):
         g = f(tp.tensor([[1.0], [2.0], [3.0]]))
     assert g.shape == (3, 1)
-    assert len(replayed_kernels()) == 4
+    assert whole_passes() == 2
     np.testing.assert_allclose(g.numpy()[:, 0], 1 - np.tanh(np.array([1.0, 2.0, 3.0], np.float32)) ** 2, rtol=1e-6)
+
+
+def test_an_argument_twice_and_an_output_that_is_an_argument() -> None:
+    x = tp.tensor([1.5])
+    twice = tp.grads(lambda a, b: tp.sum(a * b))
+    itself = tp.grad(lambda a: a)
+    for _ in range(3):
+        assert [g.tolist() for g in twice([x, x])] == [[3.0], [3.0]]  # the same tensor: both uses add up
+        assert itself(x).tolist() == [1.0]
 
 
 def test_a_user_gradient_runs_as_written_every_time(tensorplug_registries: Any) -> None:
@@ -122,7 +161,7 @@ def test_a_kernel_registered_later_is_called_by_the_next_backprop(tensorplug_reg
     f = tp.grad(lambda x: tp.sum(tp.tanh(x)))
     for _ in range(3):
         f(tp.tensor([0.5]))
-    assert "Tanh" in replayed_kernels()
+    assert whole_passes() == 1
     calls = []
 
     @tp.register_kernel("Sub", "numpy", override=True)
@@ -130,7 +169,7 @@ def test_a_kernel_registered_later_is_called_by_the_next_backprop(tensorplug_reg
         calls.append(1)
         return np.subtract(inputs["a"], inputs["b"])
 
-    assert replayed_kernels() == []  # a registry change forgets every program
+    assert whole_passes() == 0  # a registry change forgets every program
     for _ in range(3):
         f(tp.tensor([0.5]))
     assert len(calls) == 3  # the Tanh gradient's 1 - y*y, as written, traced, replayed
@@ -154,19 +193,21 @@ def test_a_gradient_that_does_not_fit_its_input_raises_every_time(tensorplug_reg
         with pytest.raises(tp.GradientError, match="must match its input's shape and dtype"):
             f(tp.tensor([3.0]))
     assert "Square" not in replayed_kernels()
+    assert whole_passes() == 0
 
 
 def test_a_replay_that_fails_runs_the_gradient_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
     f = tp.grads(loss)
     expected = [g.numpy() for g in f(arguments())]
     f(arguments())
-    assert replayed_kernels()
+    assert whole_passes() == 1
 
     def broken(*args: Any) -> Any:
         raise RuntimeError("boom")
 
     for entry in programs._programs.values():
-        monkeypatch.setattr(entry, "replay", broken)
+        if isinstance(entry, programs.BackwardProgram | programs.GradientProgram):
+            monkeypatch.setattr(entry, "replay", broken)
     for got, want in zip(f(arguments()), expected, strict=True):
         assert got.numpy().tobytes() == want.tobytes()
 
@@ -176,7 +217,7 @@ def test_observers_see_every_gradient_kernel_after_the_programs_are_made() -> No
     before = tp.profile(f, arguments()).kernel_names
     for _ in range(3):
         f(arguments())
-    assert replayed_kernels()
+    assert whole_passes() == 1
     assert tp.profile(f, arguments()).kernel_names == before
     assert "Sub" in before  # the Tanh gradient's kernels, seen one by one
 
@@ -215,12 +256,15 @@ def test_integer_inputs_get_no_gradient_and_unconnected_ones_none() -> None:
         assert dy.tolist() == [0.0]
 
 
-def test_softmax_cross_entropy_gradient_is_replayed_with_the_same_bits() -> None:
+def test_softmax_cross_entropy_gradient_is_replayed_with_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(0)
     labels = tp.tensor(np.eye(4, dtype=np.float32)[rng.integers(0, 4, 6)])
     logits = tp.tensor(rng.standard_normal((6, 4)).astype(np.float32))
     f = tp.grads(tp.losses.softmax_cross_entropy)
     got = [[g.numpy() for g in f([labels, logits])] for _ in range(3)]
+    assert whole_passes() == 1
+    monkeypatch.setattr(programs, "WHOLE_PASSES", False)
+    got += [[g.numpy() for g in f([labels, logits])] for _ in range(2)]
     assert "SoftmaxCrossEntropyWithLogits" in replayed_kernels()
     for g in got[1:]:
         assert [a.tobytes() for a in g] == [a.tobytes() for a in got[0]]

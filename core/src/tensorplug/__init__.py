@@ -99,7 +99,7 @@ from tensorplug.ops._shape import *  # noqa: F403
 from tensorplug.ops._unary import *  # noqa: F403
 
 # The core's gradients are replayed from programs traced once per signature (loaded at the first backprop).
-_backward.replay_gradients_with("tensorplug._tracing._gradient_programs:replay_gradient")
+_backward.replay_gradients_with("tensorplug._tracing._gradient_programs")
 
 # Loaded on first use (``tp.train``, ``tp.profile``...), so that ``import tensorplug`` stays cheap: each of
 # these modules costs milliseconds of dataclass and class creation that most programs never need.

@@ -7,7 +7,7 @@ in :mod:`tensorplug._autodiff._tape`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from tensorplug._runtime._dtypes import FLOAT_DTYPES, is_floating
 from tensorplug._runtime._errors import GradientError, InvalidArgumentError
@@ -158,27 +158,42 @@ def call_gradient(record: Record, spec: GradientSpec, dy: Any, saved: tuple[Any,
     return result
 
 
-GradientReplayer = Callable[[Record, Tensor, set[int]], "list[Tensor | None] | None"]
-"""``replayer(record, dy, reachable)``: the gradient of each of the record's inputs for the upstream ``dy``, each
-of its input's shape and dtype, None for an input that needs none (one not in ``reachable``, or not a float); or
-None when the record's gradient is to be called as written. Set by the tracing layer (gradient programs)."""
+class GradientPrograms(Protocol):
+    """What eager backprop asks of the gradient programs (``tensorplug._tracing._gradient_programs``, which the
+    package plugs in): the whole backward pass of a tape from one program, or one record's gradients."""
 
-_replayer: GradientReplayer | str | None = None
+    def replay_backward(self, records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: Tensor) -> Any:
+        """The gradients of ``y`` with respect to each of ``xs`` (None where none flows), from the records of a
+        tape that watched ``xs`` only; or None when the backward pass is to be walked record by record."""
+
+    def replay_gradient(self, record: Record, dy: Tensor, reachable: set[int]) -> Any:
+        """The gradient of each of the record's inputs for the upstream ``dy``, each of its input's shape and
+        dtype, None for an input that needs none (one not in ``reachable``, or not a float); or None when the
+        record's gradient is to be called as written."""
 
 
-def replay_gradients_with(replayer: GradientReplayer | str | None) -> None:
-    """Let ``replayer`` (or a lazy ``"module:attr"`` name of it, imported at the first backprop) serve the
-    first-order, unobserved backward steps it can; None: every gradient is called as written."""
-    global _replayer
-    _replayer = replayer
+_programs: GradientPrograms | str | None = None
 
 
-def _load_replayer() -> GradientReplayer | None:
-    global _replayer
-    if isinstance(_replayer, str):
-        _replayer = resolve(_replayer, "the gradient replayer")
-    assert not isinstance(_replayer, str)
-    return _replayer
+def replay_gradients_with(programs: GradientPrograms | str | None) -> None:
+    """Let ``programs`` (or the name of a module that is one, imported at the first backprop) serve the
+    first-order, unobserved backward passes and steps it can; None: every gradient is called as written."""
+    global _programs
+    _programs = programs
+
+
+def _gradient_programs() -> GradientPrograms | None:
+    """The gradient programs, for a backprop that nobody records or observes: a recording outer scope needs the
+    gradient ops on its tape, and tp.profile, debug mode and tp.function's tracer need to see each kernel."""
+    global _programs
+    if state.tape is not None or state.observers is not None or everywhere:
+        return None
+    if isinstance(_programs, str):
+        import importlib
+
+        _programs = importlib.import_module(_programs)
+    assert not isinstance(_programs, str)
+    return _programs
 
 
 def _own_path(records: list[Record], xs: Sequence[Tensor]) -> tuple[list[Record], set[int]]:
@@ -204,11 +219,8 @@ def _backprop(
     grads: dict[int, Tensor] = {id(y): dy}
     path, reachable = _own_path(records, xs) if own_tape else _path(records, xs, y)
     outer = state.gradient_of  # a backprop inside a gradient (higher order) restores the outer one
-    # Replayed gradients serve a first-order backprop that nobody observes: a recording outer scope needs the
-    # gradient ops on its tape, and tp.profile, debug mode and tp.function's tracer need to see each kernel.
-    replayer: Any = _replayer if state.tape is None and state.observers is None and not everywhere else None
-    if type(replayer) is str:
-        replayer = _load_replayer()
+    programs = _gradient_programs()
+    replayer = None if programs is None else programs.replay_gradient
     try:
         for record in path:
             outputs = record.outputs
@@ -367,7 +379,11 @@ def _gradients(
             raise GradientError(hint) from exc
     y, seed = _seed(y, dy, fname)
     records = scope.tape.records
-    result = _backprop(records, xs, y, seed, own_tape=scope.tape is not scope._saved)
+    own_tape = scope.tape is not scope._saved
+    programs = _gradient_programs() if own_tape else None
+    result = None if programs is None else programs.replay_backward(records, xs, y, seed)
+    if result is None:
+        result = _backprop(records, xs, y, seed, own_tape=own_tape)
     for i, g in enumerate(result):
         if g is not None:
             continue

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tensorplug._autodiff._backward import call_gradient, replay_gradients_with
+from tensorplug._autodiff._backward import _backprop, call_gradient
 from tensorplug._plugins._env import BUILTIN
 from tensorplug._runtime._backend import Backend
 from tensorplug._runtime._dtypes import FLOAT_DTYPES
@@ -35,7 +35,11 @@ from tensorplug._tracing._passes import plan_steps
 from tensorplug._tracing._replay import write_replay
 from tensorplug._tracing._tracer import Tracer, build
 
-__all__ = ["GradientProgram", "clear", "replay_gradient"]
+__all__ = ["BackwardProgram", "GradientProgram", "clear", "replay_backward", "replay_gradient"]
+
+WHOLE_PASSES = True
+"""Whether a tape's whole backward pass is replayed from one program where it can be (the traced conformance run
+turns it off for a second round, to check the programs of single gradients on every case too)."""
 
 MAX_PROGRAMS = 4096
 """Signatures kept (and signatures seen once, waiting for a second sighting); past it, all are forgotten."""
@@ -226,4 +230,148 @@ def _lower(program: Program, backend: Backend) -> Callable[..., Any] | None:
     return backend.wrap_replay(write_replay(program, plan, label=f"{backend.name} gradient"))
 
 
-replay_gradients_with(replay_gradient)
+# -- the whole backward pass of a tape ---------------------------------------------------------------------------
+
+
+class BackwardProgram:
+    """A traced backward pass: its replay, and for each argument of the differentiation the output it gets."""
+
+    __slots__ = ("dtypes", "program", "replay", "slots")
+
+    def __init__(
+        self, program: Program, replay: Callable[..., Any], slots: tuple[int, ...], dtypes: tuple[str, ...]
+    ) -> None:
+        self.program = program
+        self.replay = replay
+        self.slots = slots
+        self.dtypes = dtypes
+
+
+def replay_backward(records: list[Record], xs: list[Tensor], y: Tensor, dy: Tensor) -> list[Tensor | None] | None:
+    """The gradients of ``y`` with respect to each of ``xs`` from one program for the whole backward pass of a
+    tape that watched ``xs`` only (traced at the second sighting of its signature: each record's gradient spec
+    and attrs, which tensor each input is, every tensor's shape and dtype); None when it is to be walked record
+    by record (a record whose gradient is not the core's own, or with list inputs or several outputs)."""
+    backend = dy._backend
+    if backend is not engine.active or backend.lazy or not WHOLE_PASSES:
+        return None
+    tensors: list[Tensor] = [dy, *xs]
+    register = {id(t): i for i, t in enumerate(tensors)}
+    key: list[Any] = [backend, dy._data.shape, dy.dtype]
+    if len(register) != len(tensors):
+        return None  # an argument twice, or as the seed: the walk tells them apart by identity
+    for x in xs:
+        if x._backend is not backend:
+            return None
+        key += (x._data.shape, x.dtype)
+    get = gradient_registry.get
+    for record in records:
+        spec = record.grad
+        if spec is None:
+            spec = get(record.kernel_name)
+            if spec is None:
+                return None
+        if spec.source != BUILTIN or spec.grad is None:
+            return None
+        outputs = record.outputs
+        if type(outputs) is not tuple:
+            return None
+        attrs = _attrs_key(record.attrs)
+        if attrs is None:
+            return None
+        key += (id(spec), attrs)
+        for value in record.inputs.values():
+            reg = register.get(id(value))
+            if reg is None:
+                if type(value) is list or type(value) is tuple or value._backend is not backend:
+                    return None
+                reg = register[id(value)] = len(tensors)
+                tensors.append(value)
+                key += (reg, value._data.shape, value.dtype)  # read, not made by a record: its spec
+            else:
+                key.append(reg)
+        out = outputs[0]
+        register[id(out)] = len(tensors)
+        tensors.append(out)
+        key += (out._data.shape, out.dtype)
+    y_register = register.get(id(y))
+    if y_register is None:
+        return None
+    key.append(y_register)
+    signature = tuple(key)
+    entry = _programs.get(signature)
+    if entry is None:
+        if signature not in _seen:
+            if len(_seen) >= MAX_PROGRAMS:
+                _seen.clear()
+            _seen.add(signature)
+            return None
+        entry, traced = _trace_backward(records, tensors, register, len(xs), y_register)
+        if len(_programs) >= MAX_PROGRAMS:
+            _programs.clear()
+        _programs[signature] = entry
+        return traced
+    if entry is _AS_WRITTEN:
+        return None
+    try:
+        outputs, _ = entry.replay([t._data for t in tensors], (), ())
+    except Exception:
+        return None  # walked record by record, raising what it raises
+    results: list[Tensor | None] = []
+    for slot in entry.slots:
+        if slot < 0:
+            results.append(None)
+            continue
+        t = _new(Tensor)
+        t._data = outputs[slot]
+        t._backend = backend
+        t._tape = None
+        t._dtype = entry.dtypes[slot]
+        results.append(t)
+    return results
+
+
+def _trace_backward(
+    records: list[Record], tensors: list[Tensor], register: dict[int, int], count: int, y_register: int
+) -> tuple[Any, list[Tensor | None] | None]:
+    """Trace the backward pass of ``records`` (``tensors``: the seed, the ``count`` arguments, then every other
+    tensor the records read or make) walked record by record, as written, on stand-ins of every tensor."""
+    dy = tensors[0]
+    backend = dy._backend
+    tracer = Tracer("backward pass", backend)
+    state.tracer = tracer
+    try:
+        with observing(tracer):  # so the walk calls every gradient as written, and the tracer sees each kernel
+            copies = [tracer.argument(t) for t in tensors]
+            stand_ins = [
+                Record(
+                    record.kernel_name,
+                    {name: copies[register[id(value)]] for name, value in record.inputs.items()},
+                    record.attrs,
+                    (copies[register[id(record.outputs[0])]],),
+                    record.grad,
+                )
+                for record in records
+            ]
+            xs = copies[1 : count + 1]
+            written = _backprop(stand_ins, xs, copies[y_register], copies[0], own_tape=True)
+            leaves = [g for g in written if g is not None]
+            outputs = [tracer._input(g._data) for g in leaves]
+    except Exception:
+        return _AS_WRITTEN, None  # walked record by record, raising what it raises
+    finally:
+        state.tracer = None
+    slots, position = [], 0
+    for g in written:
+        slots.append(-1 if g is None else position)
+        position += g is not None
+    gradients: list[Tensor | None] = [None if g is None else _untraced(g) for g in written]
+    if tracer.failure is not None or not leaves:
+        return _AS_WRITTEN, gradients
+    program = build(tracer, outputs)
+    if program.updates or program.host or program.guards:
+        return _AS_WRITTEN, gradients
+    replay = _lower(program, backend)
+    if replay is None:
+        return _AS_WRITTEN, gradients
+    return BackwardProgram(program, replay, tuple(slots), tuple(g.dtype for g in leaves)), gradients

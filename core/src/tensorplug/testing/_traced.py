@@ -96,14 +96,25 @@ def _compare_replay(case: Case, what: str, fn: Callable[..., Any], args: Sequenc
 
 
 def _compare_gradient_programs(case: Case, gradients: Callable[..., Any], xs: Sequence[Any]) -> None:
-    """Eager gradients three times from no gradient program: the gradients as written, then traced into
-    programs (at their signatures' second sighting), then replayed from them: the same bits each time."""
+    """Eager gradients from no gradient program: the gradients as written, then traced into a program of the
+    whole backward pass (at its signature's second sighting), then replayed from it; and again with programs of
+    single gradients only: the same bits each time."""
     from tensorplug._tracing import _gradient_programs
 
     _gradient_programs.clear()
     written = [np.asarray(o.numpy()) for o in _outputs(gradients(*xs))]
-    for what in ("traced into gradient programs", "replayed from gradient programs"):
-        got = [np.asarray(o.numpy()) for o in _outputs(gradients(*xs))]
+    rounds = [
+        ("traced into gradient programs", True),
+        ("replayed from gradient programs", True),
+        ("traced into programs of single gradients", False),
+        ("replayed from programs of single gradients", False),
+    ]
+    for what, whole in rounds:
+        _gradient_programs.WHOLE_PASSES = whole
+        try:
+            got = [np.asarray(o.numpy()) for o in _outputs(gradients(*xs))]
+        finally:
+            _gradient_programs.WHOLE_PASSES = True
         for i, (g, e) in enumerate(zip(got, written, strict=True)):
             where = f"{case.id} (eager gradients {what}, output {i})"
             if g.dtype != e.dtype or g.shape != e.shape:
