@@ -13,11 +13,11 @@ is the difference between two timings that differ only by it):
    attrs, backend)`` convention; dispatch (``run_kernel``: table lookup,
    unwrapping, wrapping); the op's checks (conversion, promotion, broadcasting).
 2. ``tp.grads`` of ``sum(tanh(x * w + b))``: the forward ops, their recording,
-   the scope and seed, listing the tape's records for the backward walk, and per
-   backward record its gradient (the signature, looked up among the gradient
-   programs, and the program's replay on raw storage: see
-   ``tensorplug._tracing._gradient_programs``), and the accumulation of each
-   input's gradient.
+   the scope and seed, and the backward pass replayed from its program (the
+   signature of the tape's records looked up among the gradient programs, the
+   program's NumPy calls, the gradients wrapped: see
+   ``tensorplug._tracing._gradient_programs``); and, for comparison, the same
+   pass walked record by record.
 
     python benchmarks/budget.py            # ~15 s
     python benchmarks/budget.py --quick    # a smoke run (the tests use it); its figures mean little
@@ -36,10 +36,10 @@ from typing import Any
 import numpy as np
 
 import tensorplug as tp
-from tensorplug._autodiff._backward import _accumulate, _call_gradient, _check_xs, _own_path, _Scope, _seed
+from tensorplug._autodiff._backward import _check_xs, _Scope, _seed
 from tensorplug._runtime._engine import engine
-from tensorplug._runtime._state import state
-from tensorplug._tracing._gradient_programs import replay_gradient
+from tensorplug._tracing import _gradient_programs as programs
+from tensorplug._tracing._gradient_programs import BackwardProgram, _programs, replay_backward
 from tensorplug.ops._promote import binary_operands
 
 REPEATS = 15
@@ -121,16 +121,14 @@ def small_grad() -> list[tuple[str, float]]:
     t_total = best(lambda: df([x, w, b]))
     t_forward = best(lambda: f(x, w, b))
     clock = time.perf_counter_ns
-    parts = ["checks", "forward", "seed", "path", "gradients", "accumulate", "loop", "tick"]
+    parts = ["checks", "forward", "seed", "backward", "tick"]
     samples: dict[str, list[int]] = {part: [] for part in parts}
     steps = max(200, int(SECONDS * 4e4))
     gc.disable()  # as timeit does
     try:
         for _ in range(steps):
-            t: dict[str, int] = dict.fromkeys(parts, 0)
             t0 = clock()
             t1 = clock()
-            t["tick"] = t1 - t0
             xs = _check_xs([x, w, b], "grads")
             t2 = clock()
             scope = _Scope(xs)
@@ -139,58 +137,42 @@ def small_grad() -> list[tuple[str, float]]:
             t3 = clock()
             y, seed = _seed(y, None, "grads")
             t4 = clock()
-            path, reachable = _own_path(scope.tape.records, xs)
+            grads = replay_backward(scope.tape.records, xs, y, seed)
             t5 = clock()
-            grads = {id(y): seed}
-            for record in path:  # _backprop's loop, for single-output records
-                dy = grads.get(id(record.outputs[0]))
-                if dy is None:
-                    continue
-                a = clock()
-                state.gradient_of = record.kernel_name
-                results = replay_gradient(record, dy, reachable)
-                replayed = results is not None
-                if results is None:  # the gradient as written
-                    results = [g() if callable(g) else g for g in _call_gradient(record, dy)]
-                c = clock()
-                t["gradients"] += c - a
-                for (name, value), g in zip(record.inputs.items(), results, strict=True):
-                    if g is None:
-                        continue
-                    if replayed:
-                        previous = grads.get(id(value))
-                        grads[id(value)] = g if previous is None else tp.add(previous, g)
-                    elif id(value) in reachable:
-                        _accumulate(grads, record, name, value, g)
-                t["accumulate"] += clock() - c
-            state.gradient_of = None
-            t6 = clock()
-            t["checks"] = t2 - t1
-            t["forward"] = t3 - t2
-            t["seed"] = t4 - t3
-            t["path"] = t5 - t4
-            t["loop"] = t6 - t5 - t["gradients"] - t["accumulate"]
-            for part in parts:
-                samples[part].append(t[part])
+            assert grads is not None  # the whole pass from its program (traced by df's calls above)
+            for part, value in zip(parts, (t2 - t1, t3 - t2, t4 - t3, t5 - t4, t1 - t0), strict=True):
+                samples[part].append(value)
     finally:
         gc.enable()
     tick = statistics.median(samples.pop("tick"))
-    ticks = {"checks": 1, "forward": 1, "seed": 1, "path": 1, "gradients": 2 * len(path), "accumulate": len(path)}
-    m = {part: (statistics.median(v) - tick * ticks.get(part, 0)) * 1e-9 for part, v in samples.items()}
-    kernels = len(tp.profile(df, [x, w, b]).kernels)
-    backward_ops = kernels - 5  # four forward kernels and the seed
-    spent = sum(m.values())
+    m = {part: (statistics.median(v) - tick) * 1e-9 for part, v in samples.items()}
+    scope = _Scope([x, w, b])
+    with scope:
+        y = f(x, w, b)
+    y, seed = _seed(y, None, "grads")
+    records = scope.tape.records
+    signature_and_replay = best(lambda: replay_backward(records, [x, w, b], y, seed))
+    replay = next(e for e in _programs.values() if isinstance(e, BackwardProgram)).replay
+    raws = [seed._data, x._data, w._data, b._data, *(r.outputs[0]._data for r in records)]
+    t_replay = best(lambda: replay(raws, (), ()))
+    kernels = len(tp.profile(df, [x, w, b]).kernels) - 5  # less the four forward kernels and the seed
+    programs.WHOLE_PASSES = False
+    try:
+        df([x, w, b])
+        t_by_record = best(lambda: df([x, w, b]))
+    finally:
+        programs.WHOLE_PASSES = True
     return [
         ("forward ops, no tape (4 kernels; on their own)", t_forward),
         ("recording them (forward under a scope, in place, less the above)", m["forward"] - t_forward),
         ("argument checks", m["checks"]),
         ("seed (ones_like)", m["seed"]),
-        ("the backward walk's records and reachable tensors", m["path"]),
-        (f"gradients: signature, replay of their programs ({backward_ops} kernels), wrapping", m["gradients"]),
-        (f"accumulation ({sum(len(r.inputs) for r in path)} input gradients)", m["accumulate"]),
-        ("the backward loop itself", m["loop"]),
-        ("the rest: tp.grads's wrapper, results, freeing the tape", t_total - spent),
+        ("the backward pass from its program (in place)", m["backward"]),
+        ("  on its own: the signature (the records, specs, shapes), replay, wrapping", signature_and_replay),
+        (f"  of which the replay: the program ({kernels} gradient kernels, as NumPy calls)", t_replay),
+        ("the rest: tp.grads's wrapper, results, freeing the tape", t_total - sum(m.values())),
         ("= tp.grads(f)([x, w, b])", t_total),
+        ("walked record by record instead (a program per gradient)", t_by_record),
     ]
 
 
