@@ -2,11 +2,14 @@
 
 Eager backprop calls a kernel's gradient for each record of the tape: a few ops, each converting, promoting,
 checking broadcasts and dispatching around a kernel call that costs less than all of that (a float32 scalar's
-``Tanh`` gradient spends ~4 µs in the op layer around ~0.3 µs of arithmetic). A gradient is a function of its
-signature alone: the upstream gradient's and the saved values' shapes and dtypes, the attrs, which inputs need
-a gradient. So the second time a signature comes, its gradient is traced as a ``tp.function`` program (the
-same tracer, passes and backend lowering), checked once against its inputs' shapes and dtypes, and from then
-on replayed: the backend's direct calls (``np.multiply(dy, y)``), bit for bit what the ops compute.
+``Tanh`` gradient spends ~4 µs in the op layer around ~0.3 µs of arithmetic). A backward pass is a function of
+its signature alone: each record's gradient spec and attrs, which tensor each of its inputs is, and every
+tensor's shape and dtype. So the second time a tape's signature comes, its whole backward pass is walked as
+written under the tracer of ``tp.function`` (on stand-ins of every tensor), and from then on replayed from that
+program through the backend's lowering: its direct calls (``np.multiply(dy, y)``), bit for bit what the ops
+compute (``replay_backward``). A tape that one program cannot serve is walked record by record, and each record
+of the core's own gradients is replayed from a program of its own, keyed by its upstream gradient, inputs and
+saved values, and checked once against its inputs' shapes and dtypes (``replay_gradient``).
 
 What runs as written instead, every time: gradients that are not the core's own (plugins', gradient sets',
 override scopes', ``tp.register_gradient``'s and ``custom_grad``'s: their Python may do more than call ops),
