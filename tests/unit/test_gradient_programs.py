@@ -289,3 +289,26 @@ def test_softmax_cross_entropy_has_a_second_derivative() -> None:
 
     for _ in range(3):
         np.testing.assert_allclose(tp.grad(fused)(logits).numpy(), tp.grad(composed)(logits).numpy(), rtol=1e-5)
+
+
+def test_threads_share_the_programs_and_get_their_own_gradients() -> None:
+    import threading
+
+    f = tp.grads(loss)
+    inputs = [[tp.tensor([0.1 * i, -0.2 * i]), tp.tensor([1.5, 0.25 * i]), tp.tensor(0.1 * i)] for i in range(4)]
+    expected = [[g.numpy().tobytes() for g in f(args)] for args in inputs]  # as written (first sightings)
+    start = threading.Barrier(4)
+    got: dict[int, list[list[bytes]]] = {}
+
+    def run(i: int) -> None:
+        start.wait()
+        got[i] = [[g.numpy().tobytes() for g in f(inputs[i])] for _ in range(5)]
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert whole_passes() == 1  # one signature for all four
+    for i in range(4):
+        assert got[i] == [expected[i]] * 5
