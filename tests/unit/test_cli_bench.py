@@ -376,3 +376,20 @@ def test_the_timing_processes_run_one_thread_per_library_unless_the_user_chose(
     assert seen[1]["OMP_NUM_THREADS"] == "4"
     assert "OPENBLAS_NUM_THREADS" not in seen[1]
     assert "OMP_NUM_THREADS=4 (set by the user)" in report.markdown_report(made_up_results(FULL))
+
+
+def test_timing_processes_load_the_backends_plugins_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plugin that replaces gradients (tensorplug-grads-extra) would time other math than the hand-written
+    reference: the timing processes get TENSORPLUG_PLUGINS naming the backends' distributions, unless the user
+    set it."""
+    monkeypatch.delenv("TENSORPLUG_PLUGINS", raising=False)
+    backends = {info.distribution for info in tp.plugins() if info.backends and info.status == "loaded"}
+    assert backends  # the numpy backend, at least
+    assert isolated.timing_plugins() == sorted(backends)
+    assert isolated.plugin_setting() == {"TENSORPLUG_PLUGINS": ",".join(sorted(backends))}
+    gradient_only = [info for info in tp.plugins() if info.status == "loaded" and not info.backends]
+    assert not {info.distribution for info in gradient_only} & set(isolated.timing_plugins() or [])
+    monkeypatch.setenv("TENSORPLUG_PLUGINS", "tensorplug-numpy")
+    assert isolated.timing_plugins() is None
+    assert isolated.plugin_setting() == {}
+    assert "set by the user" in report.timing_plugins_text()

@@ -6,7 +6,8 @@ library imported for one backend slows every garbage collection of the next
 one's rows (torch brings some 150,000 objects). So ``tensorplug bench`` times
 each backend, and each comparison library, in a fresh ``python`` process
 running :func:`main`, which prints its results as JSON on stdout, with one
-thread per library unless the user chose a count (``timing.thread_setting``).
+thread per library unless the user chose a count (``timing.thread_setting``),
+and with the backends' plugins only (``timing_plugins``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import tensorplug
+from tensorplug._plugins._env import ENV_ALLOW
 from tensorplug._tools._bench.timing import Settings, thread_setting
 from tensorplug._tools._bench.workloads import BackendResult, Row
 
@@ -40,6 +42,17 @@ class Outcome:
     skipped: str | None = None
 
 
+def timing_plugins() -> list[str] | None:
+    """The plugins a timing process loads: the backends' distributions (``TENSORPLUG_PLUGINS``), unless the user
+    set ``TENSORPLUG_PLUGINS`` (None). The rows compare the core's own gradients with the same math written by
+    hand; a plugin that replaces gradients computes something else (tensorplug-grads-extra's safe gradients of
+    RealDiv and Log guard their singularities with more kernels), so it stays out of the timing processes, and
+    in the import row, which times ``import tensorplug`` with every installed plugin."""
+    if ENV_ALLOW in os.environ:
+        return None
+    return sorted({info.distribution for info in tensorplug.plugins() if info.backends and info.status == "loaded"})
+
+
 def run(group: str, settings: Settings, named: bool = False) -> Outcome:
     """Time ``group`` (a backend's name, ``"autograd"`` or ``"jax"``) in a child process.
 
@@ -56,7 +69,7 @@ def run(group: str, settings: Settings, named: bool = False) -> Outcome:
         stdout=subprocess.PIPE,
         stderr=None,
         text=True,
-        env={**os.environ, **thread_setting(), "PYTHONPATH": path},
+        env={**os.environ, **thread_setting(), **plugin_setting(), "PYTHONPATH": path},
         check=False,
     )
     if child.returncode != 0:
@@ -66,6 +79,11 @@ def run(group: str, settings: Settings, named: bool = False) -> Outcome:
     if data["skipped"] is not None:
         return Outcome(skipped=data["skipped"])
     return Outcome([result_from_json(result) for result in data["results"]])
+
+
+def plugin_setting() -> dict[str, str]:
+    plugins = timing_plugins()
+    return {} if plugins is None else {ENV_ALLOW: ",".join(plugins)}
 
 
 def child_command(group: str, settings: Settings, named: bool) -> list[str]:

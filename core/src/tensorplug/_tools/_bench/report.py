@@ -15,6 +15,8 @@ import pluggy
 
 import tensorplug as tp
 from tensorplug._inspection._profile import format_seconds as format_time
+from tensorplug._plugins._env import ENV_ALLOW
+from tensorplug._tools._bench.isolated import timing_plugins
 from tensorplug._tools._bench.timing import THREAD_VARIABLES, Settings, thread_setting
 from tensorplug._tools._bench.workloads import (
     AUTOGRAD,
@@ -285,6 +287,16 @@ def plugins_text() -> str:
     return ", ".join(loaded) or "none"
 
 
+def timing_plugins_text() -> str:
+    plugins = timing_plugins()
+    if plugins is None:
+        return f"those {ENV_ALLOW} names (set by the user)"
+    return (
+        f"{', '.join(plugins) or 'none'} (the backends' plugins only: the rows compare the core's own gradients "
+        "with the same math by hand, and a plugin that replaces gradients computes more)"
+    )
+
+
 def machine_description(results: Results) -> list[str]:
     return [
         f"- platform: {platform.platform()} ({platform.machine()})",
@@ -294,6 +306,7 @@ def machine_description(results: Results) -> list[str]:
         f"tensorplug: {tp.__version__}",
         f"- installed backends: {', '.join(tp.list_backends())}",
         f"- plugins loaded by `import tensorplug` (the import row): {plugins_text()}",
+        f"- plugins loaded in the timing processes: {timing_plugins_text()}",
         f"- source: {source_revision()}",
         f"- load average (1, 5, 15 min) before the run: {results.load_before}; after: {load_average()}",
         f"- threads of the timing processes: {threads_text()}",
