@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tensorplug._autodiff._backward import _backprop, call_gradient
+from tensorplug._autodiff._backward import _backprop, call_gradient, saved_values
 from tensorplug._plugins._env import BUILTIN
 from tensorplug._runtime._backend import Backend
 from tensorplug._runtime._dtypes import FLOAT_DTYPES
@@ -48,10 +48,45 @@ MAX_PROGRAMS = 4096
 """Signatures kept (and signatures seen once, waiting for a second sighting); past it, all are forgotten."""
 
 
-class GradientProgram:
-    """A traced gradient: its replay, and for each input the output it gets (-1: none)."""
+class _Program:
+    """A traced program: its replay, and for each gradient it gives (each input of a record, each argument of a
+    backward pass) the output that is that gradient (-1: none), with the outputs' dtypes."""
 
-    __slots__ = ("dtypes", "program", "replay", "slots", "spec")
+    __slots__ = ("dtypes", "program", "replay", "slots")
+
+    def __init__(
+        self, program: Program, replay: Callable[..., Any], slots: tuple[int, ...], dtypes: tuple[str, ...]
+    ) -> None:
+        self.program = program
+        self.replay = replay
+        self.slots = slots
+        self.dtypes = dtypes
+
+    def run(self, arguments: list[Any], backend: Backend) -> list[Tensor | None] | None:
+        """The gradients from a replay on ``arguments`` (raw storage); None when the replay raised (what ran
+        as written raises it again, as the ops do)."""
+        try:
+            outputs, _ = self.replay(arguments, (), ())
+        except Exception:
+            return None
+        results: list[Tensor | None] = []
+        for slot in self.slots:
+            if slot < 0:
+                results.append(None)
+                continue
+            t = _new(Tensor)  # wrap_storage, inline: one per gradient of every backprop
+            t._data = outputs[slot]
+            t._backend = backend
+            t._tape = None
+            t._dtype = self.dtypes[slot]
+            results.append(t)
+        return results
+
+
+class GradientProgram(_Program):
+    """A traced gradient of one record, for the spec it was traced from."""
+
+    __slots__ = ("spec",)
 
     def __init__(
         self,
@@ -61,17 +96,23 @@ class GradientProgram:
         slots: tuple[int, ...],
         dtypes: tuple[str, ...],
     ) -> None:
+        super().__init__(program, replay, slots, dtypes)
         self.spec = spec
-        self.program = program
-        self.replay = replay
-        self.slots = slots
-        self.dtypes = dtypes
 
+
+class BackwardProgram(_Program):
+    """A traced backward pass of a tape."""
+
+    __slots__ = ()
+
+
+Traced = tuple[object, "list[Tensor | None] | None"]
+"""What a trace gives: the program (or ``_AS_WRITTEN``), and the gradients it computed (None: none, run as written)."""
 
 _AS_WRITTEN = object()
 """The cache's answer for a signature whose gradient runs as written."""
 
-_programs: dict[tuple[Any, ...], Any] = {}
+_programs: dict[tuple[Any, ...], object] = {}  # a program, or _AS_WRITTEN
 _seen: set[tuple[Any, ...]] = set()
 _new = object.__new__
 
@@ -96,6 +137,21 @@ def _attrs_key(attrs: dict[str, Any]) -> tuple[Any, ...] | None:
     except TypeError:
         return None
     return key
+
+
+def _sighted(signature: tuple[Any, ...], trace: Callable[[], Traced]) -> list[Tensor | None] | None:
+    """A signature with no program yet: seen once, it runs as written (None; traces are for what repeats); seen
+    twice, ``trace()`` makes its program, kept, and this gives what the trace computed."""
+    if signature not in _seen:
+        if len(_seen) >= MAX_PROGRAMS:
+            _seen.clear()
+        _seen.add(signature)
+        return None
+    entry, traced = trace()
+    if len(_programs) >= MAX_PROGRAMS:
+        _programs.clear()
+    _programs[signature] = entry
+    return traced
 
 
 def replay_gradient(record: Record, dy: Tensor, reachable: set[int]) -> list[Tensor | None] | None:
@@ -130,48 +186,19 @@ def replay_gradient(record: Record, dy: Tensor, reachable: set[int]) -> list[Ten
     signature = tuple(key)
     entry = _programs.get(signature)
     if entry is None:
-        if signature not in _seen:  # a signature seen once runs as written: traces are for what repeats
-            if len(_seen) >= MAX_PROGRAMS:
-                _seen.clear()
-            _seen.add(signature)
-            return None
-        entry, traced = _trace(record, spec, dy, needs)
-        if len(_programs) >= MAX_PROGRAMS:
-            _programs.clear()
-        _programs[signature] = entry
-        return traced  # what the trace computed (None: run as written)
-    if entry is _AS_WRITTEN or entry.spec is not spec:
+        return _sighted(signature, lambda: _trace(record, spec, dy, needs))
+    if not isinstance(entry, GradientProgram) or entry.spec is not spec:
         return None
-    arguments = [dy._data]
-    for name in spec.inputs_to_save:
-        arguments.append(inputs[name]._data)
-    for index in spec.outputs_to_save:
-        arguments.append(record.outputs[index]._data)
-    try:
-        outputs, _ = entry.replay(arguments, (), ())
-    except Exception:
-        return None  # the ops run again and raise what they raise
-    results: list[Tensor | None] = []
-    for slot in entry.slots:
-        if slot < 0:
-            results.append(None)
-            continue
-        t = _new(Tensor)
-        t._data = outputs[slot]
-        t._backend = backend
-        t._tape = None
-        t._dtype = entry.dtypes[slot]
-        results.append(t)
-    return results
+    return entry.run([dy._data, *[t._data for t in saved_values(record, spec)]], backend)
 
 
-def _trace(record: Record, spec: GradientSpec, dy: Tensor, needs: list[bool]) -> tuple[Any, list[Tensor | None] | None]:
+def _trace(record: Record, spec: GradientSpec, dy: Tensor, needs: list[bool]) -> Traced:
     """Trace ``spec``'s gradient of ``record`` into a program (or say it runs as written), with the gradients the
     trace computed (their values are the ops', as they ran)."""
     backend = dy._backend
     tracer = Tracer(f"gradient of {record.kernel_name}", backend)
     inputs = record.inputs
-    saved = [inputs[name] for name in spec.inputs_to_save] + [record.outputs[i] for i in spec.outputs_to_save]
+    saved = saved_values(record, spec)
     slots: list[int] = []
     leaves: list[Tensor] = []
     state.tracer = tracer
@@ -197,15 +224,23 @@ def _trace(record: Record, spec: GradientSpec, dy: Tensor, needs: list[bool]) ->
     finally:
         state.tracer = None
     gradients: list[Tensor | None] = [None if slot < 0 else _untraced(leaves[slot]) for slot in slots]
-    if tracer.failure is not None or not leaves:
+    built = _built(tracer, leaves, outputs)
+    if built is None:
         return _AS_WRITTEN, gradients
+    return GradientProgram(spec, *built, tuple(slots), tuple(g.dtype for g in leaves)), gradients
+
+
+def _built(tracer: Tracer, leaves: list[Tensor], outputs: list[int]) -> tuple[Program, Callable[..., Any]] | None:
+    """The program of a finished trace of gradients ``leaves`` (registers ``outputs``) and its replay; None when
+    it is not one to replay: the trace failed or gave no gradient, or the program updates variables, reads host
+    values or has guards, or its lowering failed or would return shared storage."""
+    if tracer.failure is not None or not leaves:
+        return None
     program = build(tracer, outputs)
     if program.updates or program.host or program.guards:
-        return _AS_WRITTEN, gradients
-    replay = _lower(program, backend)
-    if replay is None:
-        return _AS_WRITTEN, gradients
-    return GradientProgram(spec, program, replay, tuple(slots), tuple(g.dtype for g in leaves)), gradients
+        return None
+    replay = _lower(program, tracer.backend)
+    return None if replay is None else (program, replay)
 
 
 def _untraced(t: Tensor) -> Tensor:
@@ -234,20 +269,6 @@ def _lower(program: Program, backend: Backend) -> Callable[..., Any] | None:
 
 
 # -- the whole backward pass of a tape ---------------------------------------------------------------------------
-
-
-class BackwardProgram:
-    """A traced backward pass: its replay, and for each argument of the differentiation the output it gets."""
-
-    __slots__ = ("dtypes", "program", "replay", "slots")
-
-    def __init__(
-        self, program: Program, replay: Callable[..., Any], slots: tuple[int, ...], dtypes: tuple[str, ...]
-    ) -> None:
-        self.program = program
-        self.replay = replay
-        self.slots = slots
-        self.dtypes = dtypes
 
 
 def replay_backward(records: list[Record], xs: list[Tensor], y: Tensor, dy: Tensor) -> list[Tensor | None] | None:
@@ -304,39 +325,15 @@ def replay_backward(records: list[Record], xs: list[Tensor], y: Tensor, dy: Tens
     signature = tuple(key)
     entry = _programs.get(signature)
     if entry is None:
-        if signature not in _seen:
-            if len(_seen) >= MAX_PROGRAMS:
-                _seen.clear()
-            _seen.add(signature)
-            return None
-        entry, traced = _trace_backward(records, tensors, register, len(xs), y_register)
-        if len(_programs) >= MAX_PROGRAMS:
-            _programs.clear()
-        _programs[signature] = entry
-        return traced
-    if entry is _AS_WRITTEN:
+        return _sighted(signature, lambda: _trace_backward(records, tensors, register, len(xs), y_register))
+    if not isinstance(entry, BackwardProgram):
         return None
-    try:
-        outputs, _ = entry.replay([t._data for t in tensors], (), ())
-    except Exception:
-        return None  # walked record by record, raising what it raises
-    results: list[Tensor | None] = []
-    for slot in entry.slots:
-        if slot < 0:
-            results.append(None)
-            continue
-        t = _new(Tensor)
-        t._data = outputs[slot]
-        t._backend = backend
-        t._tape = None
-        t._dtype = entry.dtypes[slot]
-        results.append(t)
-    return results
+    return entry.run([t._data for t in tensors], backend)  # None: walked record by record, raising what it raises
 
 
 def _trace_backward(
     records: list[Record], tensors: list[Tensor], register: dict[int, int], count: int, y_register: int
-) -> tuple[Any, list[Tensor | None] | None]:
+) -> Traced:
     """Trace the backward pass of ``records`` (``tensors``: the seed, the ``count`` arguments, then every other
     tensor the records read or make) walked record by record, as written, on stand-ins of every tensor."""
     dy = tensors[0]
@@ -369,12 +366,7 @@ def _trace_backward(
         slots.append(-1 if g is None else position)
         position += g is not None
     gradients: list[Tensor | None] = [None if g is None else _untraced(g) for g in written]
-    if tracer.failure is not None or not leaves:
+    built = _built(tracer, leaves, outputs)
+    if built is None:
         return _AS_WRITTEN, gradients
-    program = build(tracer, outputs)
-    if program.updates or program.host or program.guards:
-        return _AS_WRITTEN, gradients
-    replay = _lower(program, backend)
-    if replay is None:
-        return _AS_WRITTEN, gradients
-    return BackwardProgram(program, replay, tuple(slots), tuple(g.dtype for g in leaves)), gradients
+    return BackwardProgram(*built, tuple(slots), tuple(g.dtype for g in leaves)), gradients
