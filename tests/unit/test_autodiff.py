@@ -274,7 +274,7 @@ def test_tapes_are_per_thread() -> None:
     assert results == {i: 50 * 3.0 * (i + 1) ** 2 for i in range(4)}
 
 
-# -- kernels that return a list of one output (issue 15, item 1) ---------------------------
+# -- kernels that return a list of one output ---------------------------------------------------
 
 
 def test_multi_output_kernels_giving_one_output_are_differentiable() -> None:
@@ -326,7 +326,7 @@ def test_custom_grad_returning_a_list_of_one_gets_a_list_of_dy() -> None:
     assert tp.grad(lambda v: tp.sum(pieces(v)[0]))(tp.tensor([1.0, 2.0])).tolist() == [5.0, 5.0]
 
 
-# -- constant gradients and unconnected_gradients (issue 15, item 4) ---------------------------
+# -- constant gradients and unconnected_gradients ------------------------------------------------
 
 
 def test_higher_order_gradients_of_linear_functions_are_zero() -> None:

@@ -1,4 +1,4 @@
-"""Data coming in, as outside users and backend authors hit it (issue 15): integers past int64, a backend whose
+"""Data coming in, as outside users and backend authors hit it: integers past int64, a backend whose
 storage changes a dtype, a backend that declares the dtypes it lacks, objects whose ``__array__`` fails, and
 big-endian arrays."""
 

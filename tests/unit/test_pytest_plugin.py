@@ -182,7 +182,7 @@ def pytest_tensorplug_known_gaps(config, backend):
 
 
 def test_known_gaps_are_counted_as_expected_failures_not_as_passing_kernels(tmp_path: Path) -> None:
-    (tmp_path / "conftest.py").write_text(BROKEN_MULTIPLY + GAPS.replace("{GAPS}", '{"Multiply": "adds (issue 7)"}'))
+    (tmp_path / "conftest.py").write_text(BROKEN_MULTIPLY + GAPS.replace("{GAPS}", '{"Multiply": "adds (a bug)"}'))
     result = run_pytest(tmp_path, "--tensorplug-backend", "partial", "-k", "Multiply-int32 or Multiply-float32 or "
                         "Add-float32", "-rx")  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:]
@@ -197,7 +197,7 @@ def test_known_gaps_are_counted_as_expected_failures_not_as_passing_kernels(tmp_
     }
     assert "  kernels: 1 passing, 0 failing, 0 missing, 1 with known gaps" in result.stdout
     assert "  kernels with known gaps (expected failures) (1): Multiply" in result.stdout
-    assert "XFAIL tensorplug-conformance[partial]::Multiply-int32 - known gap: adds (issue 7)" in result.stdout
+    assert "XFAIL tensorplug-conformance[partial]::Multiply-int32 - known gap: adds (a bug)" in result.stdout
 
 
 def test_a_case_id_can_be_a_known_gap_and_one_that_passes_fails_the_run(tmp_path: Path) -> None:
