@@ -27,7 +27,7 @@ from tensorplug._runtime._registry import resolve
 from tensorplug._runtime._tensor import Tensor
 from tensorplug._runtime._variable import Variable
 from tensorplug._tracing._function import Function
-from tensorplug._tracing._signature import flatten
+from tensorplug._tracing._signature import flatten, rebuild
 
 __all__ = ["ExportRequest", "export"]
 
@@ -325,34 +325,24 @@ def _dynamic(
 
 
 def _argument_tensors(args: tuple[Any, ...]) -> list[Tensor]:
-    """The tensor arguments in trace order (each once, Variables left out), as ``program.arguments``."""
+    """The tensor arguments in trace order (each once, Variables left out), as ``program.arguments``: the walk
+    that the trace makes of its arguments (``rebuild``)."""
     found: list[Tensor] = []
     seen: set[int] = set()
 
-    def walk(value: Any) -> None:
-        if isinstance(value, Tensor):
-            if not isinstance(value, Variable) and id(value) not in seen:
-                seen.add(id(value))
-                found.append(value)
-        elif isinstance(value, list | tuple):
-            for item in value:
-                walk(item)
-        elif isinstance(value, dict):
-            for item in value.values():
-                walk(item)
+    def collect(t: Tensor) -> Tensor:
+        if not isinstance(t, Variable) and id(t) not in seen:
+            seen.add(id(t))
+            found.append(t)
+        return t
 
-    walk(args)
+    rebuild(args, collect)
     return found
 
 
 def _swap(value: Any, replacements: Mapping[int, Tensor]) -> Any:
-    if isinstance(value, Tensor):
-        return replacements.get(id(value), value)
-    if isinstance(value, list | tuple):
-        return type(value)(_swap(v, replacements) for v in value)
-    if isinstance(value, dict):
-        return {k: _swap(v, replacements) for k, v in value.items()}
-    return value
+    """``value`` with the tensors ``replacements`` names (by id) replaced, walked as the trace walks it."""
+    return rebuild(value, lambda t: replacements.get(id(t), t))
 
 
 def _same_program(call: str, program: Program, other: Program) -> None:
