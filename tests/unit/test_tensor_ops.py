@@ -67,16 +67,26 @@ def test_tensor_constructor_is_not_public() -> None:
     ("a", "b", "expected"),
     [
         ("float32", "float32", "float32"),
-        ("int32", "float32", "float64"),  # NumPy's rule for array + array
+        ("int32", "float32", "float32"),  # an integer meeting a float takes the float's dtype (NumPy: float64)
+        ("float32", "int32", "float32"),
+        ("int64", "float32", "float32"),
+        ("int32", "float64", "float64"),
         ("int32", "int64", "int64"),
         ("float32", "float64", "float64"),
         ("bool", "int32", "int32"),
+        ("bool", "float32", "float32"),
         ("int64", "float64", "float64"),
     ],
 )
-def test_promotion_follows_numpy_for_tensors(a: str, b: str, expected: str) -> None:
+def test_promotion_of_two_tensors_follows_tfjs(a: str, b: str, expected: str) -> None:
     result = tp.tensor([1], dtype=a) + tp.tensor([1], dtype=b)
     assert result.dtype == expected
+    assert (tp.tensor([1], dtype=a) < tp.tensor([2], dtype=b)).tolist() == [True]
+
+
+def test_an_integer_meeting_a_float_keeps_its_values_in_the_float() -> None:
+    assert (tp.tensor([3], dtype="int32") * tp.tensor([0.5], dtype="float32")).tolist() == [1.5]
+    assert tp.concat([tp.tensor([1], dtype="int64"), tp.tensor([2.5], dtype="float32")]).dtype == "float32"
 
 
 def test_python_scalars_are_weak() -> None:

@@ -1,7 +1,8 @@
 """Elementwise binary ops with NumPy broadcasting and dtype promotion (kernel inputs ``a``, ``b``).
 
-Operands are promoted to one dtype by NumPy's table, Python scalars being
-weak (``x * 2.0`` keeps a float32 ``x`` float32). Kernels always receive
+Operands are promoted to one dtype as TensorFlow.js does (an integer tensor
+meeting a float tensor takes the float's dtype), Python scalars being weak
+(``x * 2.0`` keeps a float32 ``x`` float32). Kernels always receive
 operands of one dtype whose shapes broadcast.
 """
 
