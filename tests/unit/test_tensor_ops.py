@@ -283,11 +283,23 @@ def test_variables_assign_and_check() -> None:
     assert w.tolist() == [5.0, 6.0]
     with pytest.raises(tp.ShapeError, match="w_assign"):
         w.assign(tp.tensor([1.0]))
+    w.assign(tp.tensor([5.0, 6.0]))
     direct = tp.Variable([1, 2], trainable=False, name="w_direct", dtype="float64")
     assert (direct.name, direct.trainable, direct.dtype) == ("w_direct", False, "float64")
     snapshot = tp.tensor(w)
     w.assign([0.0, 0.0])
     assert snapshot.tolist() == [5.0, 6.0]
+
+
+def test_assigning_another_dtype_to_a_variable_is_a_dtype_error() -> None:
+    w = tp.variable([1.0, 2.0], name="w_dtype")
+    with pytest.raises(tp.DTypeError, match=r"w_dtype.*float64\[2\].*float32\[2\].*tp\.cast\(value, 'float32'\)"):
+        w.assign(tp.tensor([3.0, 4.0], dtype="float64"))
+    with pytest.raises(tp.DTypeError, match="w_dtype"):
+        w.assign(tp.tensor([3, 4], dtype="int32"))
+    assert (w.dtype, w.tolist()) == ("float32", [1.0, 2.0])  # nothing changed
+    with pytest.raises(tp.ShapeError, match="w_dtype"):  # another shape is still a ShapeError
+        w.assign(tp.tensor([1.0]))
 
 
 def test_tensors_and_variables_pickle_under_their_public_names() -> None:
