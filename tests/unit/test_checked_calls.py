@@ -380,3 +380,37 @@ def test_an_observer_of_another_thread_sees_only_that_threads_calls() -> None:
     done.set()
     thread.join(TIMEOUT)
     assert seen == [[K.MULTIPLY, K.MULTIPLY]]
+
+
+# -- a kernel's output dtype is checked against the op's declaration ----------------------------
+
+
+@pytest.mark.usefixtures("tensorplug_registries")
+def test_a_kernel_returning_another_dtype_than_the_op_declares_is_refused() -> None:
+    x, y = tp.tensor(a), tp.tensor(b)
+    override(K.ADD, lambda inputs, attrs, backend: (inputs["a"] + inputs["b"]).astype(np.float64))
+    with pytest.raises(tp.KernelError, match=r"'Add' on backend 'numpy' returned float64\[2\] for add\(\) on float32 "):
+        x + y
+    learnt = _binary._ADD.entries.get("float32")
+    assert learnt is None or learnt.table is not engine.table  # nothing learnt from the refused call
+    with pytest.raises(tp.KernelError, match="float64"):  # and the next call is checked again
+        x + y
+    override(K.LESS, lambda inputs, attrs, backend: (inputs["a"] < inputs["b"]).astype(np.int32))
+    with pytest.raises(tp.KernelError, match=r"'Less' on backend 'numpy'.*int32.*bool"):
+        tp.less(x, y)
+    override(K.SUM, lambda inputs, attrs, backend: np.sum(inputs["x"], dtype=np.float64))
+    with pytest.raises(tp.KernelError, match=r"'Sum' on backend 'numpy'.*float64"):
+        tp.sum(x)
+    override(K.EXP, lambda inputs, attrs, backend: np.exp(inputs["x"].astype(np.float64)))
+    with pytest.raises(tp.KernelError, match=r"'Exp' on backend 'numpy'.*float64"):
+        tp.exp(x)
+
+
+def test_the_sites_declare_what_the_kernel_reference_says() -> None:
+    from tensorplug.kernel_reference import REFERENCE
+
+    sites = [s for m in (_binary, _linalg, _reduction, _unary) for s in vars(m).values() if isinstance(s, Site)]
+    assert len(sites) > 50
+    for site in sites:
+        declared = REFERENCE[site.kernel].outputs[0].dtype
+        assert site.out == (None if declared.startswith("like:") else declared), site.op
