@@ -206,7 +206,16 @@ def cast(x: Any, dtype: Any) -> Tensor:
     t = as_tensor(x)
     if t.dtype == target:
         return t
-    backend = engine.active or t._backend
-    if backend.unsupported_dtypes and target in backend.unsupported_dtypes:
-        raise unsupported_dtype_error(f"cast(x, {target!r}) of {describe(t)}", backend, target, t.shape)
+    check_storable(f"cast(x, {target!r}) of {describe(t)}", target, t.shape, engine.active or t._backend)
     return dispatch(K.CAST, {"x": t}, {"dtype": target})
+
+
+def check_storable(op: str, dtype: str, shape: tuple[int, ...], backend: Any = None) -> None:
+    """Refuse to make a tensor of ``dtype`` and ``shape`` on ``backend`` (the active one by default) when the
+    backend declares it cannot store that dtype (``Backend.unsupported_dtypes``): what every op asked for an
+    explicit dtype (``cast``, ``fill``, ``range``...) checks before its kernel runs."""
+    if backend is None:
+        backend = engine.active or engine.ensure_active()
+    unsupported = backend.unsupported_dtypes
+    if unsupported and dtype in unsupported:
+        raise unsupported_dtype_error(op, backend, dtype, shape)
