@@ -414,3 +414,17 @@ def test_the_sites_declare_what_the_kernel_reference_says() -> None:
     for site in sites:
         declared = REFERENCE[site.kernel].outputs[0].dtype
         assert site.out == (None if declared.startswith("like:") else declared), site.op
+
+
+@pytest.mark.usefixtures("tensorplug_registries")
+def test_a_kernel_returning_another_dtype_than_its_dtype_attr_is_refused() -> None:
+    override(K.FILL, lambda inputs, attrs, backend: np.full(attrs["shape"], attrs["value"], np.float64))
+    assert tp.zeros((2,), "float64").dtype == "float64"
+    with pytest.raises(tp.KernelError, match=r"'Fill' on backend 'numpy' returned float64\[2\] for fill\(.*float32"):
+        tp.zeros((2,))
+    override(K.CAST, lambda inputs, attrs, backend: inputs["x"].astype(np.int64))
+    with pytest.raises(tp.KernelError, match=r"'Cast' on backend 'numpy' returned int64\[2\] for cast\(.*int32"):
+        tp.cast(tp.tensor([1.5, 2.5]), "int32")
+    override(K.RANGE, lambda inputs, attrs, backend: np.arange(attrs["start"], attrs["stop"], attrs["step"]))
+    with pytest.raises(tp.KernelError, match=r"'Range' on backend 'numpy' returned float64\[3\] for range\("):
+        tp.range(0.0, 3.0)

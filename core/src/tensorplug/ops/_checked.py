@@ -28,9 +28,10 @@ from tensorplug._runtime._engine import (
     make_entry,
     several_outputs,
 )
-from tensorplug._runtime._errors import KernelError, TensorplugError
+from tensorplug._runtime._errors import TensorplugError
 from tensorplug._runtime._state import Record, new_record, state
-from tensorplug._runtime._tensor import Tensor, describe
+from tensorplug._runtime._tensor import Tensor
+from tensorplug.ops._convert import wrong_output_dtype
 from tensorplug.ops._promote import binary_operands, scalar_like
 from tensorplug.ops._shapes import broadcasts
 
@@ -52,12 +53,7 @@ class Site:
         declared one: a kernel returning another dtype is refused here, before any later call would trust it."""
         expected = dtype if self.out is None else self.out
         if out.dtype != expected:
-            raise KernelError(
-                f"kernel {self.kernel!r} on backend {out.backend!r} returned {describe(out)} for {self.op}() on "
-                f"{dtype} inputs, where it must return {expected} (tensorplug kernels {self.kernel} shows its "
-                f"contract); the kernel registered for it (tp.kernel_stack({self.kernel!r}, {out.backend!r}) shows "
-                f"whose) must return {expected}, casting its result if it computes in another dtype"
-            )
+            raise wrong_output_dtype(self.kernel, f"{self.op}() on {dtype} inputs", out, expected)
         entry = make_entry(self.kernel, table, out)
         if entry is not None:
             self.entries[dtype] = entry

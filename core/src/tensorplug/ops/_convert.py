@@ -10,7 +10,7 @@ import numpy as np
 from tensorplug import kernel_names as K
 from tensorplug._runtime import _dtypes
 from tensorplug._runtime._engine import dispatch, engine
-from tensorplug._runtime._errors import BackendError, DTypeError, TensorplugError
+from tensorplug._runtime._errors import BackendError, DTypeError, KernelError, TensorplugError
 from tensorplug._runtime._tensor import (
     Tensor,
     describe,
@@ -206,16 +206,36 @@ def cast(x: Any, dtype: Any) -> Tensor:
     t = as_tensor(x)
     if t.dtype == target:
         return t
-    check_storable(f"cast(x, {target!r}) of {describe(t)}", target, t.shape, engine.active or t._backend)
-    return dispatch(K.CAST, {"x": t}, {"dtype": target})
+    check_storable("cast", target, t.shape, engine.active or t._backend, t)
+    return declared(K.CAST, "cast", dispatch(K.CAST, {"x": t}, {"dtype": target}), target)
 
 
-def check_storable(op: str, dtype: str, shape: tuple[int, ...], backend: Any = None) -> None:
+def declared(kernel: str, op: str, out: Tensor, dtype: str) -> Tensor:
+    """``out``, the result of kernel ``kernel`` for op ``op``, once it has ``dtype``, the dtype the op declared
+    (its dtype attr); a KernelError naming both otherwise. (Reading ``out.dtype`` here is no extra cost: the
+    next op reads it anyway, and it is kept.)"""
+    if out.dtype != dtype:
+        raise wrong_output_dtype(kernel, f"{op}(..., dtype={dtype!r})", out, dtype)
+    return out
+
+
+def wrong_output_dtype(kernel: str, call: str, out: Tensor, dtype: str) -> KernelError:
+    """The error for kernel ``kernel``, which returned ``out`` for ``call`` where its contract says ``dtype``."""
+    return KernelError(
+        f"kernel {kernel!r} on backend {out.backend!r} returned {describe(out)} for {call}, where it must return "
+        f"{dtype} (tensorplug kernels {kernel} shows its contract); the kernel registered for it "
+        f"(tp.kernel_stack({kernel!r}, {out.backend!r}) shows whose) must return {dtype}, casting its result if "
+        "it computes in another dtype"
+    )
+
+
+def check_storable(op: str, dtype: str, shape: tuple[int, ...], backend: Any = None, x: Tensor | None = None) -> None:
     """Refuse to make a tensor of ``dtype`` and ``shape`` on ``backend`` (the active one by default) when the
     backend declares it cannot store that dtype (``Backend.unsupported_dtypes``): what every op asked for an
-    explicit dtype (``cast``, ``fill``, ``range``...) checks before its kernel runs."""
+    explicit dtype (``cast`` of ``x``, ``fill``, ``range``...) checks before its kernel runs."""
     if backend is None:
         backend = engine.active or engine.ensure_active()
     unsupported = backend.unsupported_dtypes
     if unsupported and dtype in unsupported:
-        raise unsupported_dtype_error(op, backend, dtype, shape)
+        call = f"{op}(..., dtype={dtype!r})" if x is None else f"{op}(x, {dtype!r}) of {describe(x)}"
+        raise unsupported_dtype_error(call, backend, dtype, shape)

@@ -18,7 +18,7 @@ from tensorplug._runtime import _dtypes
 from tensorplug._runtime._engine import dispatch
 from tensorplug._runtime._errors import DTypeError, InvalidArgumentError
 from tensorplug._runtime._tensor import Tensor
-from tensorplug.ops._convert import check_storable
+from tensorplug.ops._convert import check_storable, declared
 from tensorplug.ops._shapes import normalize_shape
 
 __all__ = ["random_uniform", "random_normal"]
@@ -50,9 +50,9 @@ def random_uniform(
             raise InvalidArgumentError(
                 f"{op}: {target} samples need minval < maxval within [{info.min}, {info.max + 1}], got [{low}, {high})"
             )
-    check_storable(f"{op}({dims}, dtype={target!r})", target, dims)
+    check_storable(op, target, dims)
     attrs = {"shape": dims, "minval": low, "maxval": high, "dtype": target, "seed": _seed(op, seed)}
-    return dispatch(K.RANDOM_UNIFORM, {}, attrs)
+    return declared(K.RANDOM_UNIFORM, op, dispatch(K.RANDOM_UNIFORM, {}, attrs), target)
 
 
 def random_normal(
@@ -72,9 +72,9 @@ def random_normal(
     center, spread = _finite(op, "mean", mean), _finite(op, "stddev", stddev)
     if spread < 0:
         raise InvalidArgumentError(f"{op}: stddev must be non-negative, got {spread}")
-    check_storable(f"{op}({dims}, dtype={target!r})", target, dims)
+    check_storable(op, target, dims)
     attrs = {"shape": dims, "mean": center, "stddev": spread, "dtype": target, "seed": _seed(op, seed)}
-    return dispatch(K.RANDOM_NORMAL, {}, attrs)
+    return declared(K.RANDOM_NORMAL, op, dispatch(K.RANDOM_NORMAL, {}, attrs), target)
 
 
 def _finite(op: str, name: str, value: Any) -> float:

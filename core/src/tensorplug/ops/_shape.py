@@ -16,7 +16,7 @@ from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug.ops._args import check_indices, check_numeric, dispatch_several, int_arg, ints_arg, scalar_of
 from tensorplug.ops._binary import add, mul
 from tensorplug.ops._checked import Site, unary
-from tensorplug.ops._convert import as_tensor, cast, check_storable
+from tensorplug.ops._convert import as_tensor, cast, check_storable, declared
 from tensorplug.ops._shapes import broadcast_shapes, normalize_axes, normalize_shape
 
 __all__ = [
@@ -160,8 +160,8 @@ def fill(shape: Any, value: bool | int | float, dtype: Any = None) -> Tensor:
             dtype = _dtypes.DEFAULT_FLOAT
     checked = _dtypes.check_dtype(dtype, "fill()")
     value = scalar_of("fill", "value", value, checked)
-    check_storable(f"fill({dims}, {value!r}, dtype={checked!r})", checked, dims)
-    return dispatch(K.FILL, {}, {"shape": dims, "value": value, "dtype": checked})
+    check_storable("fill", checked, dims)
+    return declared(K.FILL, "fill", dispatch(K.FILL, {}, {"shape": dims, "value": value, "dtype": checked}), checked)
 
 
 def full(shape: Any, value: bool | int | float, dtype: Any = None) -> Tensor:
@@ -214,8 +214,9 @@ def one_hot(indices: Any, depth: int, on_value: Any = 1, off_value: Any = 0, dty
     target = _dtypes.check_dtype(dtype, "one_hot()")
     on = scalar_of("one_hot", "on_value", on_value, target)
     off = scalar_of("one_hot", "off_value", off_value, target)
-    check_storable(f"one_hot(indices of {describe(t)}, {n}, dtype={target!r})", target, (*t.shape, n))
-    return dispatch(K.ONE_HOT, {"indices": t}, {"depth": n, "on_value": on, "off_value": off, "dtype": target})
+    check_storable("one_hot", target, (*t.shape, n))
+    attrs = {"depth": n, "on_value": on, "off_value": off, "dtype": target}
+    return declared(K.ONE_HOT, "one_hot", dispatch(K.ONE_HOT, {"indices": t}, attrs), target)
 
 
 def range(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Tensor:
@@ -241,9 +242,9 @@ def range(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Ten
     if values[2] == 0:
         raise InvalidArgumentError(f"range: step must not be zero, got start={start!r}, stop={stop!r}, step={step!r}")
     count = builtins.max(0, math.ceil((values[1] - values[0]) / values[2]))
-    check_storable(f"range({start!r}, {stop!r}, {step!r}, dtype={target!r})", target, (count,))
+    check_storable("range", target, (count,))
     attrs = {"start": values[0], "stop": values[1], "step": values[2], "dtype": target}
-    return dispatch(K.RANGE, {}, attrs)
+    return declared(K.RANGE, "range", dispatch(K.RANGE, {}, attrs), target)
 
 
 arange = range
