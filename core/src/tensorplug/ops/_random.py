@@ -15,10 +15,9 @@ import numpy as np
 
 from tensorplug import kernel_names as K
 from tensorplug._runtime import _dtypes
-from tensorplug._runtime._engine import dispatch
 from tensorplug._runtime._errors import DTypeError, InvalidArgumentError
 from tensorplug._runtime._tensor import Tensor
-from tensorplug.ops._convert import check_storable, declared
+from tensorplug.ops._convert import check_storable, run_declared
 from tensorplug.ops._shapes import normalize_shape
 
 __all__ = ["random_uniform", "random_normal"]
@@ -52,7 +51,7 @@ def random_uniform(
             )
     check_storable(op, target, dims)
     attrs = {"shape": dims, "minval": low, "maxval": high, "dtype": target, "seed": _seed(op, seed)}
-    return declared(K.RANDOM_UNIFORM, op, dispatch(K.RANDOM_UNIFORM, {}, attrs), target)
+    return run_declared(K.RANDOM_UNIFORM, op, {}, attrs)
 
 
 def random_normal(
@@ -74,7 +73,7 @@ def random_normal(
         raise InvalidArgumentError(f"{op}: stddev must be non-negative, got {spread}")
     check_storable(op, target, dims)
     attrs = {"shape": dims, "mean": center, "stddev": spread, "dtype": target, "seed": _seed(op, seed)}
-    return declared(K.RANDOM_NORMAL, op, dispatch(K.RANDOM_NORMAL, {}, attrs), target)
+    return run_declared(K.RANDOM_NORMAL, op, {}, attrs)
 
 
 def _finite(op: str, name: str, value: Any) -> float:

@@ -16,7 +16,7 @@ from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug.ops._args import check_indices, check_numeric, dispatch_several, int_arg, ints_arg, scalar_of
 from tensorplug.ops._binary import add, mul
 from tensorplug.ops._checked import Site, unary
-from tensorplug.ops._convert import as_tensor, cast, check_storable, declared
+from tensorplug.ops._convert import as_tensor, cast, check_storable, run_declared
 from tensorplug.ops._shapes import broadcast_shapes, normalize_axes, normalize_shape
 
 __all__ = [
@@ -161,7 +161,7 @@ def fill(shape: Any, value: bool | int | float, dtype: Any = None) -> Tensor:
     checked = _dtypes.check_dtype(dtype, "fill()")
     value = scalar_of("fill", "value", value, checked)
     check_storable("fill", checked, dims)
-    return declared(K.FILL, "fill", dispatch(K.FILL, {}, {"shape": dims, "value": value, "dtype": checked}), checked)
+    return run_declared(K.FILL, "fill", {}, {"shape": dims, "value": value, "dtype": checked})
 
 
 def full(shape: Any, value: bool | int | float, dtype: Any = None) -> Tensor:
@@ -216,7 +216,7 @@ def one_hot(indices: Any, depth: int, on_value: Any = 1, off_value: Any = 0, dty
     off = scalar_of("one_hot", "off_value", off_value, target)
     check_storable("one_hot", target, (*t.shape, n))
     attrs = {"depth": n, "on_value": on, "off_value": off, "dtype": target}
-    return declared(K.ONE_HOT, "one_hot", dispatch(K.ONE_HOT, {"indices": t}, attrs), target)
+    return run_declared(K.ONE_HOT, "one_hot", {"indices": t}, attrs)
 
 
 def range(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Tensor:
@@ -244,7 +244,7 @@ def range(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Ten
     count = builtins.max(0, math.ceil((values[1] - values[0]) / values[2]))
     check_storable("range", target, (count,))
     attrs = {"start": values[0], "stop": values[1], "step": values[2], "dtype": target}
-    return declared(K.RANGE, "range", dispatch(K.RANGE, {}, attrs), target)
+    return run_declared(K.RANGE, "range", {}, attrs)
 
 
 arange = range
