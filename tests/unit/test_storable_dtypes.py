@@ -96,3 +96,8 @@ def test_creation_without_a_dtype_is_unchanged(no_int64: str) -> None:
     assert tp.range(3).dtype == "float32"
     assert tp.fill((2,), 7).tolist() == [7, 7]
     assert np.array_equal(tp.zeros((2,)).numpy(), np.zeros(2, np.float32))
+
+
+def test_linspace_computes_in_float32_on_a_backend_without_float64(no_float64: str) -> None:
+    assert tp.linspace(0.0, 1.0, 5).tolist() == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert tp.linspace(1, -1, 3).tolist() == [1.0, 0.0, -1.0]

@@ -10,7 +10,7 @@ import numpy as np
 
 from tensorplug import kernel_names as K
 from tensorplug._runtime import _dtypes
-from tensorplug._runtime._engine import dispatch
+from tensorplug._runtime._engine import dispatch, engine
 from tensorplug._runtime._errors import DTypeError, InvalidArgumentError, ShapeError
 from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug.ops._args import check_indices, check_numeric, dispatch_several, int_arg, ints_arg, scalar_of
@@ -267,9 +267,12 @@ def linspace(start: float, stop: float, num: int) -> Tensor:
         return fill((1,), first, _dtypes.float32)
     from tensorplug.ops._indexing import concat  # (ops._indexing builds on this module)
 
-    # start + i * step computed in float64 and rounded once; the last value is exactly ``stop``.
+    # start + i * step computed in float64 (in float32 on a backend that cannot store float64) and rounded
+    # once; the last value is exactly ``stop``.
     step = (last - first) / (n - 1)
-    head = add(mul(range(0, n - 1, dtype=_dtypes.float64), step), first)
+    backend = engine.active or engine.ensure_active()
+    wide = _dtypes.float32 if _dtypes.float64 in backend.unsupported_dtypes else _dtypes.float64
+    head = add(mul(range(0, n - 1, dtype=wide), step), first)
     return concat([cast(head, _dtypes.float32), fill((1,), last, _dtypes.float32)])
 
 
