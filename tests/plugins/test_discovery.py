@@ -40,6 +40,7 @@ DUPNAME = "tensorplug-fixture-dupname"
 GOOD = "tensorplug-fixture-good"
 GROWN = "tensorplug-fixture-grown"
 HOSTILE = "tensorplug-fixture-hostile"
+LEGACY = "tensorplug-fixture-legacy"
 NUMPY = "tensorplug-numpy"
 MARKER = "TP_FIXTURE_BROKEN_IMPORTS"
 # The documented order: normalized distribution name, then entry-point name.
@@ -56,6 +57,7 @@ FIXTURE_ORDER = [
     ("good", GOOD),
     ("grown", GROWN),
     *[(name, HOSTILE) for name in HOSTILE_PLUGINS],
+    ("legacy", LEGACY),
     ("numpy", NUMPY),
 ]
 
@@ -409,7 +411,11 @@ def test_allowlist_loads_only_the_named_plugins(allowed: str) -> None:
         TENSORPLUG_PLUGINS=allowed,
     )
     statuses = {row[0]: row[3] for row in ours(out["plugins"])}
-    blocked = (*FAILING, "conflict", "elsewhere", "grown", *(name for name, dist in FIXTURE_ORDER if dist == HOSTILE))
+    blocked = (
+        *FAILING,
+        *("conflict", "elsewhere", "grown", "legacy"),
+        *(name for name, dist in FIXTURE_ORDER if dist == HOSTILE),
+    )
     loaded = ("good", "numpy")
     assert statuses == {**dict.fromkeys(blocked, "blocked"), **dict.fromkeys(loaded, "loaded")}
     assert out["broken_imports"] is None

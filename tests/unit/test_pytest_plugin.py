@@ -336,7 +336,7 @@ def test_a_backend_still_defining_the_removed_lower_fails_the_run_with_the_migra
         "0.1.0), so the core never calls it: rename it compile(program)"
     )
     selected = run_pytest(
-        tmp_path, "--tensorplug-backend", "partial", "--tensorplug-traced", "-k", "Add-float32 or contract"
+        tmp_path, "--tensorplug-backend", "partial", "--tensorplug-traced", "-k", "Add-float32 or backend-contract"
     )
     assert selected.returncode == 1, selected.stdout[-3000:]
     assert "tensorplug-conformance[partial]::backend-contract" in selected.stdout
