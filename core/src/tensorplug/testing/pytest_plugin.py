@@ -23,6 +23,15 @@ backend)`` hook, in a conftest.py: they run as expected failures, counted
 as known gaps; a gap that no longer fails fails the run. Gradients
 overridden by installed gradient plugins are listed; the cases check the
 core's. Select cases as usual, with ``-k`` (``-k "Add and not grad"``).
+
+``--tensorplug-traced`` runs each case through ``tp.function`` too: its
+replay must equal eager bit for bit, or within ``Backend.compile_ulps``
+where the backend's ``compile`` made it; the summary says which tolerance
+held and how many cases used it. A backend that still defines a method
+removed from the backend contract (``lower(program)``) fails the run: a
+failing ``backend-contract`` item and a summary line say what replaced
+the method, and the exit status is a failure even when ``-k`` deselects
+the item.
 ``-p no:tensorplug`` disables the plugin altogether.
 
 tensorplug itself is imported only when the option is used: the hooks that
