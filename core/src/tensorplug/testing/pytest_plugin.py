@@ -23,6 +23,7 @@ backend)`` hook, in a conftest.py: they run as expected failures, counted
 as known gaps; a gap that no longer fails fails the run. Gradients
 overridden by installed gradient plugins are listed; the cases check the
 core's. Select cases as usual, with ``-k`` (``-k "Add and not grad"``).
+``-p no:tensorplug`` disables the plugin altogether.
 
 ``--tensorplug-traced`` runs each case through ``tp.function`` too: its
 replay must equal eager bit for bit, or within ``Backend.compile_ulps``
@@ -32,7 +33,6 @@ removed from the backend contract (``lower(program)``) fails the run: a
 failing ``backend-contract`` item and a summary line say what replaced
 the method, and the exit status is a failure even when ``-k`` deselects
 the item.
-``-p no:tensorplug`` disables the plugin altogether.
 
 tensorplug itself is imported only when the option is used: the hooks that
 collect and summarise are registered by :func:`pytest_configure` then.
@@ -60,7 +60,6 @@ _NOT_APPLICABLE = "tensorplug_not_applicable"  # the case needs what the backend
 _FALLBACK = "tensorplug_fallback"  # the case's kernel ran on the backend's fallback backend
 _GAP = "tensorplug_known_gap"  # the known-gap entry (kernel name or case id) the case falls under
 _ULPS = "tensorplug_compiled_ulps"  # how far (in ulps) a compiled replay differed from eager, within its tolerance
-_CONTRACT = "tensorplug_contract"  # the item that fails a backend defining a method removed from the contract
 
 _NOT_REGISTERED = re.compile(r"kernel '([^']+)'")
 
@@ -187,12 +186,13 @@ class ConformanceRun:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if (self.stale_gaps() or self.contract is not None) and session.exitstatus == pytest.ExitCode.OK:
+        broken = self.contract is not None and not session.config.option.collectonly
+        if (self.stale_gaps() or broken) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.outcomes and self.contract is None:  # --collect-only, or every case deselected
-            return
+        if not self.outcomes and (self.contract is None or terminalreporter.config.option.collectonly):
+            return  # --collect-only, or every case deselected
         for line in self.summary():
             terminalreporter.write_line(line)
 
@@ -359,7 +359,6 @@ class ContractItem(pytest.Item):
     def __init__(self, *, backend: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.backend = backend
-        self.user_properties.append((_CONTRACT, backend))
 
     def runtest(self) -> None:
         import tensorplug as tp
