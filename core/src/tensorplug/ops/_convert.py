@@ -203,7 +203,10 @@ def _bad_bool_bytes(array: np.ndarray) -> int:
     """How many bytes of a bool array are neither 0 nor 1."""
     if array.size == 0:
         return 0
-    return int(np.count_nonzero(array.view(np.uint8) > 1))
+    raw = array.view(np.uint8)
+    if raw.max() <= 1:  # the common case, without a temporary array
+        return 0
+    return int(np.count_nonzero(raw > 1))
 
 
 def _shared_bools(t: Tensor, producer: Any) -> Tensor:
@@ -214,8 +217,9 @@ def _shared_bools(t: Tensor, producer: Any) -> Tensor:
     bad = _bad_bool_bytes(t._backend.to_host(t._data))
     if bad:
         raise DTypeError(
-            f"from_dlpack(): {_producer_text(producer)} of shape {t.shape} holds {bad} bool byte(s) other than 0 "
-            "and 1 (from np.frombuffer or a foreign library, say), which backends read differently; share "
+            f"from_dlpack(): {_producer_text(producer)} of shape {t.shape}, shared with backend {t.backend!r}, holds "
+            f"{bad} bool byte(s) other than 0 and 1 (from np.frombuffer or a foreign library, say), which backends "
+            "read differently; share "
             "`x != 0` instead, or copy it with tp.tensor(x), which turns them into True"
         )
     return t
