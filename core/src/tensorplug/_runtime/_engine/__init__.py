@@ -91,10 +91,41 @@ def run_kernel(name: str, inputs: Mapping[str, Any], attrs: dict[str, Any] | Non
         t._tape = tape.token
         overrides = state.overrides
         grad = None if overrides is None else overrides.get(name)
-        tape.records.append(new_record(Record, (name, dict(inputs), attrs, (t,), grad)))
+        tape.records.append(new_record(Record, (name, recorded_inputs(name, inputs), attrs, (t,), grad)))
     else:
         t._tape = None
     return t
+
+
+_declared_orders: dict[str, tuple[str, ...] | None] = {}
+
+
+def recorded_inputs(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The inputs of a recorded call, as the tape keeps them: in the order the kernel declares them (the order of
+    the entries of a gradient that returns one per input), whatever the order of the dict ``run_kernel`` got."""
+    if len(inputs) < 2:
+        return dict(inputs)
+    order = _declared_orders.get(name, ())
+    if order == ():
+        order = _declared_orders[name] = _declared_order(name)
+    if order is None or tuple(inputs) == order or set(inputs) != set(order):
+        return dict(inputs)  # a kernel that declares no order, or inputs that are not those it declares
+    return {key: inputs[key] for key in order}
+
+
+def _declared_order(name: str) -> tuple[str, ...] | None:
+    """The names of a core kernel's inputs in the order its kernel reference entry lists them (None: not a core
+    kernel, or one of fewer than two inputs)."""
+    from tensorplug.kernel_names import CATALOGUE
+
+    if name not in CATALOGUE:
+        return None
+    from tensorplug.kernel_reference import REFERENCE  # the first time a core kernel of several inputs is recorded
+
+    entry = REFERENCE.get(name)
+    if entry is None or len(entry.inputs) < 2:
+        return None
+    return tuple(i.name for i in entry.inputs)
 
 
 def _unwrap(name: str, backend: Backend, key: str, value: Any) -> Any:
@@ -130,7 +161,7 @@ def _wrap_several(
     if tape is not None:
         overrides = state.overrides
         grad = None if overrides is None else overrides.get(name)
-        tape.records.append(new_record(Record, (name, dict(inputs), attrs, list(outputs), grad)))
+        tape.records.append(new_record(Record, (name, recorded_inputs(name, inputs), attrs, list(outputs), grad)))
     return outputs
 
 
