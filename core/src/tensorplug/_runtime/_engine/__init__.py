@@ -25,9 +25,10 @@ from tensorplug._runtime._engine._backends import _call_kernel_hook as _call_ker
 from tensorplug._runtime._engine._backends import engine as engine
 from tensorplug._runtime._errors import KernelError, TensorplugError
 from tensorplug._runtime._observe import ObservedKernel
-from tensorplug._runtime._registry import RUNTIME, BackendSpec
+from tensorplug._runtime._registry import RUNTIME, BackendSpec, resolve
 from tensorplug._runtime._state import Record, new_record, state
 from tensorplug._runtime._tensor import Tensor, describe
+from tensorplug.kernel_names import CATALOGUE
 
 _NO_ATTRS: dict[str, Any] = {}
 _new = object.__new__
@@ -98,6 +99,16 @@ def run_kernel(name: str, inputs: Mapping[str, Any], attrs: dict[str, Any] | Non
 
 
 _declared_orders: dict[str, tuple[str, ...] | None] = {}
+_input_orders: Callable[[str], tuple[str, ...] | None] | str | None = None
+
+
+def input_orders_from(orders: Callable[[str], tuple[str, ...] | None] | str | None) -> None:
+    """Let ``orders(kernel_name)`` (or the ``"module:attr"`` that is it, imported the first time a core kernel of
+    several inputs is recorded) give the order in which a core kernel declares its inputs (None: it declares
+    none); the package plugs in the kernel reference's."""
+    global _input_orders
+    _input_orders = orders
+    _declared_orders.clear()
 
 
 def recorded_inputs(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -114,18 +125,13 @@ def recorded_inputs(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _declared_order(name: str) -> tuple[str, ...] | None:
-    """The names of a core kernel's inputs in the order its kernel reference entry lists them (None: not a core
-    kernel, or one of fewer than two inputs)."""
-    from tensorplug.kernel_names import CATALOGUE
-
-    if name not in CATALOGUE:
+    global _input_orders
+    if _input_orders is None or name not in CATALOGUE:
         return None
-    from tensorplug.kernel_reference import REFERENCE  # the first time a core kernel of several inputs is recorded
-
-    entry = REFERENCE.get(name)
-    if entry is None or len(entry.inputs) < 2:
-        return None
-    return tuple(i.name for i in entry.inputs)
+    if isinstance(_input_orders, str):
+        _input_orders = resolve(_input_orders, "the kernels' input orders")
+    assert callable(_input_orders)
+    return _input_orders(name)
 
 
 def _unwrap(name: str, backend: Backend, key: str, value: Any) -> Any:
