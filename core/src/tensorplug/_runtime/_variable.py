@@ -51,7 +51,13 @@ class Variable(Tensor):
             _variables[next(_variable_keys)] = self
 
     def assign(self, value: Any) -> Variable:
-        """Replace the value; the new value must have this variable's shape and dtype."""
+        """Replace the value; the new value must have this variable's shape and dtype.
+
+        Inside a gradient scope (the function that ``tp.grad`` or ``tp.variable_grads`` differentiates), a
+        variable that a recorded kernel has read cannot be assigned: that kernel's gradient needs the value it
+        read, so this raises a GradientError and leaves the variable as it was. Assign it once the gradient is
+        computed, as an optimizer's ``apply`` does.
+        """
         new = _ops.as_tensor(value, self.dtype)
         if new.shape != self.shape or new.dtype != self.dtype:
             raise ShapeError(

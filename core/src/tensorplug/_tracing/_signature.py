@@ -3,8 +3,9 @@
 A call's cache key holds, per tensor argument, its backend, shape and dtype; per Variable argument, the
 Variable itself (by id); per other Python value, the value, compared as NumPy tells values apart: ``0.0``
 and ``-0.0`` are two keys (``x / s`` differs), as are NaNs of different bits, and ``np.float32(1)`` and
-``np.float64(1)``. The same tensor passed twice is one argument of the trace, not two (a gradient with
-respect to one is a gradient with respect to the other), so the key says which arguments are one tensor.
+``np.float64(1)`` (``value_key``, which keys the attrs in the gradient programs' signatures too). The same
+tensor passed twice is one argument of the trace, not two (a gradient with respect to one is a gradient with
+respect to the other), so the key says which arguments are one tensor.
 """
 
 from __future__ import annotations
