@@ -92,7 +92,8 @@ def run_kernel(name: str, inputs: Mapping[str, Any], attrs: dict[str, Any] | Non
         t._tape = tape.token
         overrides = state.overrides
         grad = None if overrides is None else overrides.get(name)
-        tape.records.append(new_record(Record, (name, recorded_inputs(name, inputs), attrs, (t,), grad)))
+        recorded = dict(inputs) if len(inputs) < 2 else recorded_inputs(name, inputs)
+        tape.records.append(new_record(Record, (name, recorded, attrs, (t,), grad)))
     else:
         t._tape = None
     return t
