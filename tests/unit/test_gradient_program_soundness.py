@@ -150,6 +150,13 @@ def test_gradients_go_to_inputs_by_name_whatever_the_dict_order(monkeypatch: pyt
         assert [g.tolist() for g in both([tp.tensor([2.0]), tp.tensor([4.0])])] == [[0.25], [-0.125]]
 
 
+def test_gradients_go_to_inputs_by_name_under_tp_function() -> None:
+    c = tp.tensor([4.0])
+    step = tp.function(lambda t: tp.grad(lambda u: tp.sum(tp.run_kernel("RealDiv", {"b": u, "a": c})))(t))
+    for _ in range(CALLS):
+        assert step(tp.tensor([2.0])).tolist() == [-1.0]  # traced once, then replayed
+
+
 # -- a Variable assigned after an op read it ----------------------------------------------------------------------
 
 
