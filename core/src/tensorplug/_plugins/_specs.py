@@ -138,6 +138,7 @@ def validate(spec: Spec) -> None:
         problems["inputs_to_save"] = _inputs_problem(spec.inputs_to_save)
         problems["outputs_to_save"] = _outputs_problem(spec.outputs_to_save)
         problems["override"] = None if isinstance(spec.override, bool) else "must be True or False"
+        problems["replay"] = None if isinstance(spec.replay, bool) else "must be True or False"
     elif isinstance(spec, ExporterSpec):
         problems["format"] = _name_problem(spec.format)
         problems["exporter"] = _lazy_problem(spec.exporter)
