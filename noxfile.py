@@ -68,6 +68,7 @@ FIXTURES = [
     "./tests/fixtures/tp-fixture-dupname",
     "./tests/fixtures/tp-fixture-hostile",
     "./tests/fixtures/tp-fixture-grown",
+    "./tests/fixtures/tp-fixture-abrupt",
     "./tests/fixtures/tp-fixture-legacy",
 ]
 PYTEST = ["pytest>=8", "hypothesis>=6"]
