@@ -77,5 +77,5 @@ def test_allowlist_blocks_the_broken_ones_and_clears_the_exit_status() -> None:
     rows = {p["name"]: p["status"] for p in data["plugins"]}
     assert rows == {"tensorplug": "loaded", "broken": "blocked", "half": "blocked", "hookraise": "blocked",
                     "sneaky": "blocked", "typo": "blocked", "conflict": "blocked", "elsewhere": "blocked",
-                    "good": "loaded", "grown": "blocked", "numpy": "loaded",
+                    "good": "loaded", "grown": "blocked", "legacy": "blocked", "numpy": "loaded",
                     **{name: "blocked" for name in (*HOSTILE_PLUGINS, *ABRUPT_PLUGINS)}}  # fmt: skip

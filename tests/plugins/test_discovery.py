@@ -43,6 +43,7 @@ DUPNAME = "tensorplug-fixture-dupname"
 GOOD = "tensorplug-fixture-good"
 GROWN = "tensorplug-fixture-grown"
 HOSTILE = "tensorplug-fixture-hostile"
+LEGACY = "tensorplug-fixture-legacy"
 NUMPY = "tensorplug-numpy"
 MARKER = "TP_FIXTURE_BROKEN_IMPORTS"
 # The documented order: normalized distribution name, then entry-point name.
@@ -61,6 +62,7 @@ FIXTURE_ORDER = [
     ("good", GOOD),
     ("grown", GROWN),
     *[(name, HOSTILE) for name in HOSTILE_PLUGINS],
+    ("legacy", LEGACY),
     ("numpy", NUMPY),
 ]
 
@@ -414,7 +416,7 @@ def test_allowlist_loads_only_the_named_plugins(allowed: str) -> None:
         TENSORPLUG_PLUGINS=allowed,
     )
     statuses = {row[0]: row[3] for row in ours(out["plugins"])}
-    blocked = (*FAILING, "conflict", "elsewhere", "grown", *HOSTILE_PLUGINS, *ABRUPT_PLUGINS)
+    blocked = (*FAILING, "conflict", "elsewhere", "grown", "legacy", *HOSTILE_PLUGINS, *ABRUPT_PLUGINS)
     loaded = ("good", "numpy")
     assert statuses == {**dict.fromkeys(blocked, "blocked"), **dict.fromkeys(loaded, "loaded")}
     assert out["broken_imports"] is None
