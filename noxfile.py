@@ -68,6 +68,8 @@ FIXTURES = [
     "./tests/fixtures/tp-fixture-dupname",
     "./tests/fixtures/tp-fixture-hostile",
     "./tests/fixtures/tp-fixture-grown",
+    "./tests/fixtures/tp-fixture-abrupt",
+    "./tests/fixtures/tp-fixture-legacy",
 ]
 PYTEST = ["pytest>=8", "hypothesis>=6"]
 # pip's settings (its `pip config list` keys and PIP_* variables) that uv needs too, and uv's names for them.

@@ -63,7 +63,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         default=False,
         help="with --tensorplug-backend: also run each case through tp.function and check that its replay (the "
-        "backend's lowering) equals eager, bit for bit",
+        "backend's lowering) equals eager, bit for bit (a compiled replay: within the backend's compile_ulps)",
     )
 
 

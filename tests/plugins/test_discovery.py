@@ -17,6 +17,8 @@ tests/fixtures (see their READMEs):
   with its gradient, and a backend "fixture" with Add and Multiply.
 - tensorplug-fixture-hostile: sixteen plugins that misbehave only when
   ``TP_FIXTURE_HOSTILE`` names them (test_hostile.py); quiet here.
+- tensorplug-fixture-abrupt: three plugins that raise BaseExceptions only
+  when ``TP_FIXTURE_ABRUPT`` names them (test_base_exceptions.py); quiet here.
 
 Each script prints one line ``RESULT <json>`` that the test checks.
 """
@@ -34,12 +36,14 @@ from typing import Any
 
 import pytest
 
+ABRUPT = "tensorplug-fixture-abrupt"
 BROKEN = "tensorplug-fixture-broken"
 CONFLICT = "tensorplug-fixture-conflict"
 DUPNAME = "tensorplug-fixture-dupname"
 GOOD = "tensorplug-fixture-good"
 GROWN = "tensorplug-fixture-grown"
 HOSTILE = "tensorplug-fixture-hostile"
+LEGACY = "tensorplug-fixture-legacy"
 NUMPY = "tensorplug-numpy"
 MARKER = "TP_FIXTURE_BROKEN_IMPORTS"
 # The documented order: normalized distribution name, then entry-point name.
@@ -48,7 +52,9 @@ HOSTILE_PLUGINS = (  # every plugin of tensorplug-fixture-hostile, in load order
     *("debugscope", "endless", "exits", "fallback", "imports", "interrupt", "lazy", "patches", "rleu", "scope"),
     *("silent", "squat", "strname", "switches", "thread", "unregisters"),
 )
+ABRUPT_PLUGINS = ("basehook", "baseimport", "genexit")  # every plugin of tensorplug-fixture-abrupt, in load order
 FIXTURE_ORDER = [
+    *[(name, ABRUPT) for name in ABRUPT_PLUGINS],
     *[(name, BROKEN) for name in FAILING],
     ("conflict", CONFLICT),
     ("conflict", DUPNAME),
@@ -56,6 +62,7 @@ FIXTURE_ORDER = [
     ("good", GOOD),
     ("grown", GROWN),
     *[(name, HOSTILE) for name in HOSTILE_PLUGINS],
+    ("legacy", LEGACY),
     ("numpy", NUMPY),
 ]
 
@@ -409,7 +416,7 @@ def test_allowlist_loads_only_the_named_plugins(allowed: str) -> None:
         TENSORPLUG_PLUGINS=allowed,
     )
     statuses = {row[0]: row[3] for row in ours(out["plugins"])}
-    blocked = (*FAILING, "conflict", "elsewhere", "grown", *(name for name, dist in FIXTURE_ORDER if dist == HOSTILE))
+    blocked = (*FAILING, "conflict", "elsewhere", "grown", "legacy", *HOSTILE_PLUGINS, *ABRUPT_PLUGINS)
     loaded = ("good", "numpy")
     assert statuses == {**dict.fromkeys(blocked, "blocked"), **dict.fromkeys(loaded, "loaded")}
     assert out["broken_imports"] is None

@@ -81,6 +81,12 @@ APPENDED: list[tuple[str, str, Any, str]] = [
         "outputs_to_save must be",
     ),
     ("bool output", "tensorplug_gradients", GradientSpec("X", fn, outputs_to_save=(True,)), "outputs_to_save must be"),
+    (
+        "replay not bool",
+        "tensorplug_gradients",
+        GradientSpec("X", fn, replay="yes"),
+        "replay must be True or False",
+    ),
     ("priority a float", "tensorplug_backends", BackendSpec("b2", fn, priority=1.5), "priority must be an int"),
     ("priority a bool", "tensorplug_backends", BackendSpec("b2", fn, priority=True), "priority must be an int"),
     ("factory None", "tensorplug_backends", BackendSpec("b2", None), "factory must be a callable"),

@@ -324,3 +324,64 @@ def test_any_project_isolates_its_registrations_with_the_tensorplug_registries_f
     result = run_pytest(tmp_path, "-q", "test_project.py")
     assert "1 failed, 1 passed" in result.stdout, result.stdout[-3000:] + result.stderr[-3000:]
     assert "RuntimeError: a failure leaves nothing behind" in result.stdout
+
+
+def test_a_backend_still_defining_the_removed_lower_fails_the_run_with_the_migration(tmp_path: Path) -> None:
+    """tp.function never calls lower(program): the run fails, saying what replaced it, even with the item
+    deselected; pytest's run and tensorplug check's alike."""
+    old_backend = PARTIAL_BACKEND + "\n\nPartialBackend.lower = lambda self, program: None\n"
+    (tmp_path / "conftest.py").write_text(old_backend)
+    migration = (
+        "backend 'partial' defines lower(program), which the backend contract no longer has (removed in tensorplug "
+        "0.1.0), so the core never calls it: rename it compile(program)"
+    )
+    selected = run_pytest(
+        tmp_path, "--tensorplug-backend", "partial", "--tensorplug-traced", "-k", "Add-float32 or backend-contract"
+    )
+    assert selected.returncode == 1, selected.stdout[-3000:]
+    assert "tensorplug-conformance[partial]::backend-contract" in selected.stdout
+    flat = " ".join(selected.stdout.split())
+    assert migration in flat
+    assert "lower_step(program, index)" in flat
+    assert "wrap_replay(replay)" in flat
+    assert "backend contract broken (1):" in selected.stdout
+    assert "(the traced cases did not run: tp.function ignores what the contract no longer has)" in selected.stdout
+    assert summary(selected)["failed"] == "1"
+
+    deselected = run_pytest(tmp_path, "--tensorplug-backend", "partial", "-k", "Add-float32")
+    assert deselected.returncode == 1, deselected.stdout[-3000:]
+    assert migration in " ".join(deselected.stdout.split())
+
+    (tmp_path / "conftest.py").unlink()
+    (tmp_path / "old_partial.py").write_text(old_backend)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")])
+    command = [sys.executable, "-m", "tensorplug", "check", "partial", "-p", "old_partial", "--tensorplug-traced"]
+    checked = subprocess.run(
+        [*command, "-k", "Add-float32"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert checked.returncode == 1, checked.stdout[-3000:] + checked.stderr[-3000:]
+    assert migration in " ".join(checked.stdout.split())
+
+
+def test_traced_holds_compiled_replays_to_the_ulps_the_backend_declares_and_reports_them(tmp_path: Path) -> None:
+    """A compiler one ulp off eager (a fusing one) passes the traced run with compile_ulps = 1, not with 0."""
+    selection = ["-k", "Add-float32 or Add-grad or Cast-float-to-int-truncates"]
+    for declared in (1, 0):
+        conftest = f"import sys\nsys.path.insert(0, {str(TESTS)!r})\nimport fusing_backend\n"
+        (tmp_path / "conftest.py").write_text(conftest + f"fusing_backend.register({declared})\n")
+        result = run_pytest(tmp_path, "--tensorplug-backend", "fusing", "--tensorplug-traced", *selection)
+        if declared:
+            assert result.returncode == 0, result.stdout[-3000:]
+            assert summary(result)["passed"] == "4"  # Add-grad-outer too
+            assert (
+                "  traced: replays equal eager bit for bit, compiled replays within 1 ulp (Backend.compile_ulps); "
+                "3 cases differed, by up to 1 ulp" in result.stdout
+            )
+        else:
+            assert result.returncode == 1, result.stdout[-3000:]
+            assert summary(result)["failed"] == "3"
+            assert (
+                "Add-float32 (traced values, output 0): the replay differs from eager by up to 1 ulps" in result.stdout
+            )
+            assert "  traced: replays equal eager bit for bit (Backend.compile_ulps is 0)" in result.stdout

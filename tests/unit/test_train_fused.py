@@ -4,6 +4,7 @@ and a step whose update fails leaves every variable, slot and the step count as 
 
 from __future__ import annotations
 
+import pydoc
 from collections.abc import Callable
 from typing import Any
 
@@ -129,3 +130,80 @@ def test_a_kernel_registered_over_one_of_the_ops_is_still_called() -> None:
     vs = variables("float32", "user-multiply")
     tp.train.SGD(0.1).apply_gradients(dict(zip(vs, gradients(0, "float32"), strict=True)))
     assert calls == [1] * len(vs)
+
+
+# -- what each fused update takes and returns: documented on its constant, and what the optimizers pass ---------------
+
+DECLARED = {  # name -> (tensors, 0-d scalars, attrs, outputs), as docs/authoring.md's table lists them
+    "ApplyGradientDescent": ("var, delta", "alpha", "none", "var"),
+    "ApplyMomentum": ("var, accum, grad", "lr, momentum", "use_nesterov (bools)", "var, accum"),
+    "ApplyAdam": (
+        "var, m, v, grad",
+        "beta1, one_minus_beta1, beta2, one_minus_beta2, step_size, epsilon",
+        "none",
+        "var, m, v",
+    ),
+    "ApplyRMSProp": (
+        "var, ms, mom, mg, grad",
+        "lr, rho, one_minus_rho, momentum, epsilon",
+        "centered, use_momentum (bools)",
+        "var, ms, mom, mg",
+    ),
+    "ApplyAdagrad": ("var, accum, grad", "lr, epsilon", "none", "var, accum"),
+}
+
+
+@pytest.mark.parametrize("name", list(DECLARED))
+def test_help_of_a_fused_update_constant_gives_its_inputs_attrs_and_outputs(name: str) -> None:
+    (update,) = [u for u in tp.train.FUSED_UPDATES if u == name]
+    text = pydoc.render_doc(update, renderer=pydoc.plaintext)
+    tensors, scalars, attrs, outputs = DECLARED[name]
+    assert f"{name}: the update of tp.train." in text
+    assert f"{tensors}: of the variable's shape" in text
+    assert f"{scalars}: 0-d (a step's host numbers)" in text
+    assert f"Attrs: {attrs}" in text
+    assert f"Outputs, in this order: {outputs} (new storage; the inputs are never written)" in text
+
+
+def test_the_constants_are_their_names_to_a_backend() -> None:
+    """A backend's table keyed by the name strings finds each constant, and str() gives the name."""
+    assert tp.train.APPLY_ADAM == "ApplyAdam"
+    assert {"ApplyAdam": 1}[tp.train.APPLY_ADAM] == 1
+    assert {tp.train.APPLY_ADAM: 1}["ApplyAdam"] == 1
+    assert f"{tp.train.APPLY_ADAGRAD}" == "ApplyAdagrad"
+    assert sorted(str(u) for u in tp.train.FUSED_UPDATES) == sorted(DECLARED)
+
+
+@pytest.mark.parametrize("kind", list(OPTIMIZERS))
+def test_an_optimizer_passes_its_fused_update_what_the_constant_declares(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name, make = OPTIMIZERS[kind]
+    (update,) = [u for u in tp.train.FUSED_UPDATES if u == name]
+    tensors, scalars, attrs, outputs = (part.replace(" (bools)", "") for part in DECLARED[name])
+    run = FUSED_UPDATES[name]
+    seen: list[tuple[list[str], list[str], int]] = []
+
+    def checked(inputs: dict[str, Any], given: dict[str, Any], backend: Any) -> Any:
+        var = inputs["var"]
+        for key in tensors.split(", "):
+            if key in inputs:
+                assert inputs[key].shape == var.shape, key
+        for key in scalars.split(", "):
+            assert np.ndim(inputs[key]) == 0, key
+            assert inputs[key].dtype == var.dtype, key
+        result = run(inputs, given, backend)
+        seen.append((list(inputs), sorted(given), len(result)))
+        return result
+
+    monkeypatch.setitem(FUSED_UPDATES, name, checked)
+    vs = variables("float32", f"declared_{kind}_")
+    make().apply_gradients(dict(zip(vs, gradients(0, "float32"), strict=True)))
+    assert len(seen) == len(SHAPES)
+    keys, given, count = seen[0]
+    declared = [*tensors.split(", "), *scalars.split(", ")]
+    centered = "centered" in kind
+    assert sorted(keys) == sorted(k for k in declared if k != "mg" or centered)
+    assert given == ([] if attrs == "none" else sorted(attrs.split(", ")))
+    assert count == len([o for o in outputs.split(", ") if o != "mg" or centered])
+    assert set(update.inputs) == set(declared)

@@ -48,6 +48,7 @@ from tensorplug._plugins._registration import (
     unregister_gradient,
     unregister_kernel,
 )
+from tensorplug._runtime import _engine
 from tensorplug._runtime._backend import Backend
 from tensorplug._runtime._dtypes import DTYPES, DType, bool_, float32, float64, int32, int64
 from tensorplug._runtime._engine import (
@@ -100,6 +101,8 @@ from tensorplug.ops._unary import *  # noqa: F403
 
 # The core's gradients are replayed from programs traced once per signature (loaded at the first backprop).
 _backward.replay_gradients_with("tensorplug._tracing._gradient_programs")
+# The tape keeps a core kernel's inputs in the order its reference entry lists them (loaded when first needed).
+_engine.input_orders_from("tensorplug.kernel_reference:input_order")
 
 # Loaded on first use (``tp.train``, ``tp.profile``...), so that ``import tensorplug`` stays cheap: each of
 # these modules costs milliseconds of dataclass and class creation that most programs never need.

@@ -95,6 +95,7 @@ _SOFTMAX_CROSS_ENTROPY = GradientSpec(
     _softmax_cross_entropy_gradient,
     inputs_to_save=("labels", "log_probs"),
     source=BUILTIN,
+    replay=True,
 )
 """A record of its own, as ``tp.custom_grad`` makes one, but with a gradient of what it saves (not a closure), so
 that backprop replays it as it does a kernel's."""

@@ -312,7 +312,7 @@ def _seed(y: Any, dy: Any, fname: str) -> tuple[Tensor, Tensor]:
 
 _NO_ATTRS: dict[str, Any] = {}
 _GRADIENT_OF = "GradientOf"
-_GRADIENT_OF_SPEC = GradientSpec(_GRADIENT_OF, lambda dy, saved, attrs: (None, dy), source="tensorplug")
+_GRADIENT_OF_SPEC = GradientSpec(_GRADIENT_OF, lambda dy, saved, attrs: (None, dy), source="tensorplug", replay=True)
 """A gradient computed while an outer scope records is linked to the ``y`` it is the gradient of,
 with no gradient flowing to ``y`` (it passes to the gradient as it was computed). Its value depends
 on what ``y`` depends on, even where no recorded kernel says so (a constant gradient: the Hessian

@@ -15,7 +15,7 @@ from tensorplug._plugins._env import ENV_ALLOW
 from tensorplug._plugins._exporters import ExporterSpec
 from tensorplug._plugins._overrides import GradientSet
 from tensorplug._plugins._provenance import Shadowing
-from tensorplug._plugins._specs import PluginProblem, declarations
+from tensorplug._plugins._specs import PluginProblem, declarations, is_plugin_failure
 from tensorplug._runtime._engine import engine
 from tensorplug._runtime._registry import BackendSpec, GradientSpec, KernelSpec, LayeredRegistry
 
@@ -52,9 +52,11 @@ def _register_hooks(module: ModuleType, plugin_id: str) -> None:
     """Register the module with pluggy; refuse (leaving nothing registered) hooks that match no hookspec."""
     try:
         manager.register(module, name=plugin_id)
-    except Exception as exc:
+    except BaseException as exc:  # reading the module's attributes may run plugin code (a module __getattr__)
         if manager.has_plugin(plugin_id):  # pluggy registers hook by hook: take back the ones it had added
             manager.unregister(name=plugin_id)
+        if not is_plugin_failure(exc):
+            raise
         raise PluginProblem(f"invalid hook implementation: {type(exc).__name__}: {exc}") from exc
     unknown = sorted(caller.name for caller in manager.get_hookcallers(module) or () if not caller.has_spec())
     if unknown:

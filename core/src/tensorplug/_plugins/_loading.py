@@ -5,20 +5,21 @@ by distribution name and then entry-point name, then runtime calls such as
 ``tp.register_kernel``. A later registration of the same key shadows the
 earlier one.
 
-A plugin fails when its module raises on import (``sys.exit()`` included),
-a hook raises, a hook implementation does not match a hookspec (a misspelled
-hook name included), a hook returns something that is not a sequence of
-valid specs (or of more than 10,000 items: a sequence that never
-ends), it claims a backend name that is not its own (see below), it leaves a
+A plugin fails when its module raises on import or a hook raises (any
+BaseException but KeyboardInterrupt: ``sys.exit()`` included), a hook
+implementation does not match a hookspec (a misspelled hook name
+included), a hook returns something that is not a sequence of valid specs
+(or of more than 10,000 items: a sequence that never ends), it claims a
+backend name that is not its own (see below), it leaves a
 gradient-override, ``no_grad`` or ``tp.debug`` scope open, or it changes
 tensorplug's public API (see ``tensorplug._plugins._guard``). A failed plugin
 is rolled back entirely (its declarations, whatever it registered or
 unregistered through ``tp.register_*`` / ``tp.unregister_*``, the backend it
 made active and those it initialised, and the patches to the public API),
 reported once with a warning naming its distribution, version and error, and
-skipped; the others keep working. A KeyboardInterrupt (or any other
-BaseException but SystemExit) while plugins load takes back every plugin and
-propagates: importing tensorplug again starts afresh.
+skipped; the others keep working. A KeyboardInterrupt while plugins load
+takes back every plugin and propagates: importing tensorplug again starts
+afresh.
 
 What a plugin registers directly while it loads is its own, as if declared
 by its hooks: the entries carry its distribution as ``source``, sit at its
@@ -87,7 +88,7 @@ from tensorplug._plugins._hooks import (
 from tensorplug._plugins._notes import note_missing_fallbacks, note_unknown_backends, note_unknown_gradients
 from tensorplug._plugins._overrides import GradientSet, gradient_set_registry
 from tensorplug._plugins._provenance import Shadowing, forget_plugins, loading, note_plugin, shadowing
-from tensorplug._plugins._specs import PluginProblem, Spec, check_duplicates, validate
+from tensorplug._plugins._specs import PluginProblem, Spec, check_duplicates, is_plugin_failure, validate
 from tensorplug._runtime._engine import engine
 from tensorplug._runtime._errors import PluginError, warn
 from tensorplug._runtime._registry import (
@@ -212,12 +213,6 @@ def _unload_all() -> None:
     _imported.clear()
 
 
-def _is_plugin_failure(exc: BaseException) -> bool:
-    """A plugin's own failure (reported, rolled back, skipped): any Exception, and SystemExit (``sys.exit()`` in a
-    plugin). Other BaseExceptions (KeyboardInterrupt...) are meant for the user and propagate."""
-    return isinstance(exc, Exception | SystemExit)
-
-
 def _fail(info: PluginInfo, message: str, strict: bool, cause: BaseException | None) -> None:
     info.status, info.error = "failed", message
     info.backends, info.kernels, info.gradients, info.gradient_sets, info.exporters = [], 0, 0, [], []
@@ -249,7 +244,7 @@ def _load_entry_point(ep: EntryPoint, info: PluginInfo, rank: int, strict: bool)
             module = ep.load()
     except BaseException as exc:
         snapshot.restore()
-        if not _is_plugin_failure(exc):
+        if not is_plugin_failure(exc):
             raise
         _fail(info, f"importing {ep.value!r} raised {type(exc).__name__}: {exc}", strict, exc)
         return
@@ -316,7 +311,7 @@ def _apply(
             action()
         if snapshot is not None:
             snapshot.restore()
-        if not _is_plugin_failure(exc):
+        if not is_plugin_failure(exc):
             raise
         _fail(info, str(exc) if isinstance(exc, PluginProblem) else f"{type(exc).__name__}: {exc}", strict, exc)
         if isinstance(exc, _ClaimRefused):

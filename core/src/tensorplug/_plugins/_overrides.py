@@ -114,7 +114,7 @@ def _as_spec(kernel_name: str, value: GradFunc | GradientSpec | str | None, sour
             raise RegistrationError(
                 f"gradient_overrides: the entry for {kernel_name!r} is a GradientSpec for {value.kernel_name!r}"
             )
-        return replace(value, source=source)
+        return replace(value, source=source, replay=False)  # a scope's gradient runs as written, as it is now
     if value is not None and not (callable(value) or isinstance(value, str)):
         raise RegistrationError(
             f"gradient_overrides: the override for {kernel_name!r} must be a gradient function, a GradientSpec "

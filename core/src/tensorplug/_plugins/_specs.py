@@ -28,6 +28,13 @@ class PluginProblem(Exception):
     """A plugin broke the hook contract; the message says how, and needs no exception type in front."""
 
 
+def is_plugin_failure(exc: BaseException) -> bool:
+    """Whether ``exc``, raised by a plugin's code, is that plugin's failure (reported, rolled back, skipped):
+    anything but a KeyboardInterrupt, which is the user's and propagates. So ``sys.exit()`` in a plugin, a
+    library's own BaseException subclass and a stray GeneratorExit all fail that plugin alone."""
+    return not isinstance(exc, KeyboardInterrupt)
+
+
 def declarations(hook_name: str, call: Callable[[], Any], kind: type[Any], trusted: bool = False) -> list[Any]:
     """Call one hook implementation and read what it returns: a sequence of ``kind`` (None: nothing).
 
@@ -35,7 +42,9 @@ def declarations(hook_name: str, call: Callable[[], Any], kind: type[Any], trust
     """
     try:
         result = call()
-    except (Exception, SystemExit) as exc:  # sys.exit() in a hook fails the plugin, like any error
+    except BaseException as exc:
+        if not is_plugin_failure(exc):
+            raise
         raise PluginProblem(f"{hook_name}() raised {type(exc).__name__}: {exc}") from exc
     if result is None:
         return []
@@ -45,7 +54,9 @@ def declarations(hook_name: str, call: Callable[[], Any], kind: type[Any], trust
         )
     try:
         items = list(islice(result, MAX_DECLARATIONS + 1))  # never len(): a sequence may lie about its length
-    except (Exception, SystemExit) as exc:
+    except BaseException as exc:
+        if not is_plugin_failure(exc):
+            raise
         raise PluginProblem(
             f"iterating what {hook_name}() returned (a {type(result).__name__}) raised {type(exc).__name__}: {exc}"
         ) from exc
@@ -127,6 +138,7 @@ def validate(spec: Spec) -> None:
         problems["inputs_to_save"] = _inputs_problem(spec.inputs_to_save)
         problems["outputs_to_save"] = _outputs_problem(spec.outputs_to_save)
         problems["override"] = None if isinstance(spec.override, bool) else "must be True or False"
+        problems["replay"] = None if isinstance(spec.replay, bool) else "must be True or False"
     elif isinstance(spec, ExporterSpec):
         problems["format"] = _name_problem(spec.format)
         problems["exporter"] = _lazy_problem(spec.exporter)

@@ -39,6 +39,11 @@ class Backend:
     """True when kernels return unevaluated storage (a task graph, as dask's arrays): the core then never asks for
     values on its own. Debug mode adds its NaN/inf check to the graph (:meth:`check_finite`) instead of reading
     each output back, and optimizers and ``tp.function`` call :meth:`persist` once per step."""
+    compile_ulps: int = 0
+    """How many units in the last place a replay made by :meth:`compile` may differ from eager, per float element
+    (0: bit for bit). A fusing compiler declares what it needs (XLA contracts ``a * b + c`` to one rounding, 1
+    ulp); the traced conformance run allows that much for compiled replays only, and reports it. Step lowerings
+    (:meth:`lower_step`) and eager backprop's gradient programs must still give eager's bits."""
 
     def from_host(self, array: np.ndarray) -> Any:
         """Make raw storage holding a copy of ``array`` (already of a supported dtype)."""
@@ -128,10 +133,11 @@ class Backend:
 
     def fused_update(self, name: str) -> Callable[[dict[str, Any], dict[str, Any], Any], list[Any]] | None:
         """The optimizers' whole update ``name`` as one function of this backend, or None (the default: the
-        optimizers then run their ops). ``name`` is one of ``tensorplug.train.FUSED_UPDATES`` (``ApplyAdam``...),
-        whose docs give the inputs, attrs and outputs; the function is called as a kernel is, ``fn(inputs, attrs,
-        backend)``, and returns the list of new raw storages. It must make the same library calls, in the same
-        order, as the ops it stands for (the same bits), and never write its inputs. See docs/authoring.md."""
+        optimizers then run their ops). ``name`` is the name (a str: ``"ApplyAdam"``...) of one of
+        ``tensorplug.train.FUSED_UPDATES``, whose ``help()`` gives its inputs, attrs and outputs; the function is
+        called as a kernel is, ``fn(inputs, attrs, backend)``, and returns the list of new raw storages. It must
+        make the same library calls, in the same order, as the ops it stands for (the same bits), and never write
+        its inputs. See docs/authoring.md."""
         return None
 
     def lower_step(self, program: Program, index: int) -> StepLowering | Constant | None:
@@ -156,7 +162,9 @@ class Backend:
         """A whole-program replay of ``program`` made by the backend (a compiler's), or None to lower it step by
         step (:meth:`lower_step`). Called once per trace, first. The replay has the calling convention of
         :data:`~tensorplug.Replay`; a ``compile`` that raises leaves the plain replay, with one warning.
-        ``tp.profile`` and debug mode still see the plain step-by-step replay."""
+        ``tp.profile`` and debug mode still see the plain step-by-step replay. Its results must equal eager's:
+        same dtypes, shapes and integer values, NaN where NaN, and floats within :attr:`compile_ulps` units in
+        the last place (bit for bit by default)."""
         return None
 
     def synchronize(self) -> None:

@@ -109,6 +109,10 @@ class GradientSpec:
     a Tensor, None (no gradient), or a zero-argument callable returning one,
     called only when that input needs a gradient.
     ``grad=None`` declares the kernel explicitly not differentiable.
+    ``replay=True`` declares that the gradient is a function of ``dy``, ``saved`` and ``attrs`` alone, made of
+    ops (no Python state, no values read back): eager backprop may then trace it once per signature and replay
+    the program it made. The core's own gradients declare it; a gradient scope's and ``tp.register_gradient``'s
+    run as written at every backprop, whatever their ``source``.
     """
 
     kernel_name: str
@@ -117,6 +121,7 @@ class GradientSpec:
     outputs_to_save: tuple[int, ...] = ()
     override: bool = False
     source: str = RUNTIME
+    replay: bool = False
 
     @property
     def key(self) -> str:

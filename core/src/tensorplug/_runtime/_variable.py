@@ -12,9 +12,9 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
-from tensorplug._runtime._errors import DTypeError, ShapeError
+from tensorplug._runtime._errors import DTypeError, GradientError, ShapeError
 from tensorplug._runtime._printing import _repr
-from tensorplug._runtime._state import state
+from tensorplug._runtime._state import Record, state
 from tensorplug._runtime._tensor import Tensor, describe
 
 _variable_names = itertools.count()
@@ -51,7 +51,13 @@ class Variable(Tensor):
             _variables[next(_variable_keys)] = self
 
     def assign(self, value: Any) -> Variable:
-        """Replace the value; the new value must have this variable's shape and dtype."""
+        """Replace the value; the new value must have this variable's shape and dtype.
+
+        Inside a gradient scope (the function that ``tp.grad`` or ``tp.variable_grads`` differentiates), a
+        variable that a recorded kernel has read cannot be assigned: that kernel's gradient needs the value it
+        read, so this raises a GradientError and leaves the variable as it was. Assign it once the gradient is
+        computed, as an optimizer's ``apply`` does.
+        """
         new = _ops.as_tensor(value, self.dtype)
         if new.dtype != self.dtype:
             raise DTypeError(
@@ -64,6 +70,9 @@ class Variable(Tensor):
                 f"Variable {self.name!r}.assign(): value is {describe(new)} on backend {new.backend!r}, the variable "
                 f"is {describe(self)}; make a new variable to change its shape"
             )
+        tape = state.tape
+        if tape is not None:
+            _check_unread(self, tape.records)
         if new._backend is not self._backend:
             self._backend = new._backend
         raw = new._data
@@ -77,6 +86,21 @@ class Variable(Tensor):
     def __repr__(self) -> str:
         """A tensor's repr named ``variable``, with the name: ``variable([1., 2.], dtype=float32, name='w')``."""
         return _repr(self, "variable", [f"name={self.name!r}"] + ([] if self.trainable else ["trainable=False"]))
+
+
+def _check_unread(v: Variable, records: list[Record]) -> None:
+    """Raise if a kernel recorded on this thread's tape read ``v``: its gradient is computed from the inputs it
+    read, and ``v`` would give its new value instead (a silently wrong gradient)."""
+    for record in reversed(records):
+        for value in record.inputs.values():
+            if value is v or ((type(value) is list or type(value) is tuple) and any(u is v for u in value)):
+                raise GradientError(
+                    f"Variable {v.name!r}.assign() while a gradient scope records ({describe(v)}): kernel "
+                    f"{record.kernel_name!r} on backend {v._backend.name!r} read the variable in this scope, and "
+                    "its gradient would be computed from the new value, not the one it read. Assign the variable "
+                    "once the gradient is computed (after tp.grad's function or tp.variable_grads returns, as an "
+                    "optimizer's apply does), or keep the new value in another variable until then"
+                )
 
 
 # A Variable's ``_data`` is its storage, ``_value``: read and written as that slot (no Python call) while no

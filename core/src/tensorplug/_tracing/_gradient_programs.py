@@ -11,21 +11,24 @@ compute (``replay_backward``). A tape that one program cannot serve is walked re
 of the core's own gradients is replayed from a program of its own, keyed by its upstream gradient, inputs and
 saved values, and checked once against its inputs' shapes and dtypes (``replay_gradient``).
 
-What runs as written instead, every time: gradients that are not the core's own (plugins', gradient sets',
-override scopes', ``tp.register_gradient``'s and ``custom_grad``'s: their Python may do more than call ops),
+What runs as written instead, every time: gradients whose spec does not declare ``replay=True``, which the core
+sets on its own (plugins', gradient sets', override scopes', ``tp.register_gradient``'s and ``custom_grad``'s run as
+written: their Python may do more than call ops),
 records with list inputs or several outputs, lazy backends, a backprop that a scope records (higher order),
 that tp.profile, debug mode or a trace observe (they see every kernel), a gradient whose trace failed (it
 read a value to Python) or whose results do not fit its inputs (the ops then raise the error), and a replay
-that raises (the ops then run again, raising what they raise). A registry change forgets every program.
+that raises (the ops then run again, raising what they raise). A registry change forgets every program, and a
+program traced while one happened is not kept. Attrs are keyed as ``tp.function`` keys Python values (``0.0`` and
+``-0.0`` are two signatures).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from tensorplug._autodiff._backward import _backprop, call_gradient, saved_values
-from tensorplug._plugins._env import BUILTIN
 from tensorplug._runtime._backend import Backend
 from tensorplug._runtime._dtypes import FLOAT_DTYPES
 from tensorplug._runtime._engine import engine
@@ -36,6 +39,7 @@ from tensorplug._runtime._state import Record, state
 from tensorplug._runtime._tensor import Tensor, wrap_storage
 from tensorplug._tracing._passes import plan_steps
 from tensorplug._tracing._replay import write_replay
+from tensorplug._tracing._signature import attrs_key
 from tensorplug._tracing._tracer import Tracer, build
 
 __all__ = ["BackwardProgram", "GradientProgram", "clear", "replay_backward", "replay_gradient"]
@@ -115,28 +119,23 @@ _AS_WRITTEN = object()
 _programs: dict[tuple[Any, ...], object] = {}  # a program, or _AS_WRITTEN
 _seen: set[tuple[Any, ...]] = set()
 _new = object.__new__
+_generation = 0
+"""Bumped by every registry change: a program traced while it changed is not kept (another thread registered a
+kernel or a gradient while this one traced, so the program may call the one that was replaced)."""
+_lock = threading.Lock()  # a program is stored, or forgotten, with the generation it was traced under
 
 
 def clear(key: Any = None) -> None:
     """Forget every gradient program (a kernel or a gradient changed: what they call may have too)."""
-    _programs.clear()
-    _seen.clear()
+    global _generation
+    with _lock:
+        _generation += 1
+        _programs.clear()
+        _seen.clear()
 
 
 kernel_registry.on_change(clear)
 gradient_registry.on_change(clear)
-
-
-def _attrs_key(attrs: dict[str, Any]) -> tuple[Any, ...] | None:
-    """The attrs as a hashable key that tells ``1``, ``1.0`` and ``True`` apart; None if a value is not hashable."""
-    if not attrs:
-        return ()
-    key = tuple([(name, value.__class__, value) for name, value in attrs.items()])
-    try:
-        hash(key)
-    except TypeError:
-        return None
-    return key
 
 
 def _sighted(signature: tuple[Any, ...], trace: Callable[[], Traced]) -> list[Tensor | None] | None:
@@ -147,10 +146,13 @@ def _sighted(signature: tuple[Any, ...], trace: Callable[[], Traced]) -> list[Te
             _seen.clear()
         _seen.add(signature)
         return None
+    generation = _generation  # the registries' engine tables were reset before it was bumped (listened first)
     entry, traced = trace()
-    if len(_programs) >= MAX_PROGRAMS:
-        _programs.clear()
-    _programs[signature] = entry
+    with _lock:
+        if generation == _generation:  # else the trace may have called a kernel or gradient since replaced
+            if len(_programs) >= MAX_PROGRAMS:
+                _programs.clear()
+            _programs[signature] = entry
     return traced
 
 
@@ -162,12 +164,12 @@ def replay_gradient(record: Record, dy: Tensor, reachable: set[int]) -> list[Ten
         spec = gradient_registry.get(record.kernel_name)
         if spec is None:
             return None
-    if spec.source != BUILTIN or spec.grad is None:
+    if not spec.replay or spec.grad is None:
         return None
     backend = dy._backend
     if backend is not engine.active or backend.lazy:
         return None  # a gradient's ops run on the active backend; lazy graphs persist where the ops decide
-    attrs = _attrs_key(record.attrs)
+    attrs = attrs_key(record.attrs)
     if attrs is None:
         return None
     key: list[Any] = [id(spec), backend, attrs, dy._data.shape, dy.dtype]
@@ -295,12 +297,12 @@ def replay_backward(records: list[Record], xs: list[Tensor], y: Tensor, dy: Tens
             spec = get(record.kernel_name)
             if spec is None:
                 return None
-        if spec.source != BUILTIN or spec.grad is None:
+        if not spec.replay or spec.grad is None:
             return None
         outputs = record.outputs
         if type(outputs) is not tuple:
             return None
-        attrs = _attrs_key(record.attrs)
+        attrs = attrs_key(record.attrs)
         if attrs is None:
             return None
         key += (id(spec), attrs)

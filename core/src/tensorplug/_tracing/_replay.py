@@ -11,6 +11,7 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from tensorplug._runtime._contract import removed_methods
 from tensorplug._runtime._errors import FunctionWarning, KernelError, TensorplugError, warn
 from tensorplug._runtime._observe import KernelCall, everywhere
 from tensorplug._runtime._program import HostInput, Program, Replay, Step
@@ -136,13 +137,13 @@ def lower_program(program: Program) -> tuple[Replay | None, str | None]:
     """The backend's replay of ``program``: its compiler's, else one generated from its step lowerings (None:
     the plain replay serves), and why lowering failed if it raised."""
     backend: Backend = program.backend
-    if getattr(type(backend), "lower", None) is not None and type(backend) not in _legacy_warned:
+    removed = removed_methods(backend) if type(backend) not in _legacy_warned else []
+    if removed:
         _legacy_warned.add(type(backend))
+    for method in removed:
         warn(
-            f"backend {backend.name!r} defines lower(program), which tp.function no longer calls: a replay's "
-            "calling convention is now replay(arguments, variables, host) -> (outputs, updates), with the "
-            "Variables' storage in and their new storage out. Rename it compile(program) and adapt it, or lower "
-            "step by step with lower_step(program, index) (see docs/authoring.md); the plain replay runs meanwhile",
+            f"{method.message(backend.name)}. tp.function runs the plain replay meanwhile, and the conformance "
+            "suite (tensorplug check) fails until it is done",
             FunctionWarning,
             stacklevel=5,
         )

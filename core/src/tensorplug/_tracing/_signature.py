@@ -3,8 +3,9 @@
 A call's cache key holds, per tensor argument, its backend, shape and dtype; per Variable argument, the
 Variable itself (by id); per other Python value, the value, compared as NumPy tells values apart: ``0.0``
 and ``-0.0`` are two keys (``x / s`` differs), as are NaNs of different bits, and ``np.float32(1)`` and
-``np.float64(1)``. The same tensor passed twice is one argument of the trace, not two (a gradient with
-respect to one is a gradient with respect to the other), so the key says which arguments are one tensor.
+``np.float64(1)`` (``value_key``, which keys the attrs in the gradient programs' signatures too). The same
+tensor passed twice is one argument of the trace, not two (a gradient with respect to one is a gradient with
+respect to the other), so the key says which arguments are one tensor.
 """
 
 from __future__ import annotations
@@ -47,22 +48,44 @@ def signature(fname: str, value: Any, key: list[Any], leaves: list[Tensor], wher
 
 def static_key(fname: str, value: Any, where: str) -> Any:
     """The key of a static (Python) argument: equal for values NumPy computes with alike, and only for those."""
+    try:
+        return value_key(value)
+    except TypeError:
+        hint = " (a numpy array: pass tp.tensor(array))" if hasattr(value, "__array__") else ""
+        raise InvalidArgumentError(
+            f"tp.function {fname!r}: {where} is a {type(value).__name__}{hint}, which is not hashable, so it cannot "
+            "be part of the trace signature (Python values are static: a new value traces again). Pass "
+            "tensors, hashable Python values, or lists, tuples and dicts of them"
+        ) from None
+
+
+def attrs_key(attrs: dict[str, Any]) -> tuple[Any, ...] | None:
+    """A kernel call's attrs as part of a cache key (the gradient programs' signatures), each value keyed as
+    :func:`static_key` keys tp.function's Python arguments; None if a value is not hashable."""
+    if not attrs:
+        return ()
+    try:
+        return tuple([(name, value_key(value)) for name, value in attrs.items()])
+    except TypeError:
+        return None
+
+
+def value_key(value: Any) -> Any:
+    """The key of a Python value, equal for values NumPy computes with alike and only for those (the sign of a
+    zero, a NaN's bits, ``1``, ``1.0``, ``True`` and ``np.float32(1)`` apart); lists and tuples item by item.
+    Raises TypeError for a value that is not hashable."""
     kind = type(value)
     if kind is float:  # 0.0 == -0.0 and their hashes too, and a NaN equals nothing: the bits tell them apart
         return (float, _pack_double(value))
+    if kind is int or kind is str or kind is bool or value is None:
+        return (kind, value)
     if kind is complex:
         return (complex, _pack_double(value.real), _pack_double(value.imag))
     if isinstance(value, np.generic):  # np.float64 is a float: its type, dtype (datetime units) and bits
         return (kind, value.dtype, value.tobytes())
-    try:
-        hash(value)
-    except TypeError:
-        hint = " (a numpy array: pass tp.tensor(array))" if hasattr(value, "__array__") else ""
-        raise InvalidArgumentError(
-            f"tp.function {fname!r}: {where} is a {kind.__name__}{hint}, which is not hashable, so it cannot "
-            "be part of the trace signature (Python values are static: a new value traces again). Pass "
-            "tensors, hashable Python values, or lists, tuples and dicts of them"
-        ) from None
+    if kind is tuple or kind is list:
+        return (kind, *[value_key(item) for item in value])
+    hash(value)  # TypeError: not hashable
     return (kind, value)
 
 

@@ -12,6 +12,8 @@ formula of ``dy`` and the saved input or output, as HIPS autograd's ``defvjp``::
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tensorplug._runtime._registry import GradientSpec
 from tensorplug.gradients import _binary, _indexing, _linalg, _nn, _reduction, _shape, _unary
 from tensorplug.gradients._rules import binary, unary
@@ -22,8 +24,9 @@ __all__ = ["binary", "tensorplug_gradients", "unary"]
 
 @hookimpl
 def tensorplug_gradients() -> list[GradientSpec]:
-    """The gradient of every core kernel (or its explicit not-differentiable entry)."""
-    return [
+    """The gradient of every core kernel (or its explicit not-differentiable entry), each declared replayable:
+    written with ops alone, from what it saves and its attrs."""
+    specs = [
         *_unary.GRADIENTS,
         *_binary.GRADIENTS,
         *_reduction.GRADIENTS,
@@ -32,3 +35,4 @@ def tensorplug_gradients() -> list[GradientSpec]:
         *_indexing.GRADIENTS,
         *_nn.GRADIENTS,
     ]
+    return [replace(spec, replay=True) for spec in specs]

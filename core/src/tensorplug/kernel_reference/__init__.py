@@ -72,6 +72,7 @@ __all__ = [
     "REFERENCE",
     "Samples",
     "check_call",
+    "input_order",
     "markdown",
 ]
 
@@ -91,6 +92,20 @@ REFERENCE: dict[str, KernelEntry] = {
                               key=lambda e: K.CATALOGUE.index(e.name) if e.name in K.CATALOGUE else len(K.CATALOGUE))
 }  # fmt: skip
 """Every kernel's entry, keyed by kernel name, in catalogue order."""
+
+
+def input_order(kernel_name: str) -> tuple[str, ...] | None:
+    """The names of a kernel's inputs in the order its entry lists them, where it has several (the order of the
+    entries of its gradient); None for a kernel of one input or none, or one the reference does not know.
+
+    >>> from tensorplug.kernel_reference import input_order
+    >>> input_order("Sub"), input_order("Neg")
+    (('a', 'b'), None)
+    """
+    entry = REFERENCE.get(kernel_name)
+    if entry is None or len(entry.inputs) < 2:
+        return None
+    return tuple(i.name for i in entry.inputs)
 
 
 # -- checking a call against its entry -------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from tensorplug.ops._dlpack import (
     _host_view,
     _producer_text,
 )
-from tensorplug.ops._foreign import HOST_TYPES, foreign
+from tensorplug.ops._foreign import HOST_TYPES, foreign, refuse_masked
 
 _new = object.__new__
 
@@ -44,6 +44,8 @@ def from_host(array: np.ndarray) -> Tensor:
     (the one place host data enters), checking that the backend stores it in that dtype."""
     backend = engine.active or engine.ensure_active()
     dtype = _dtypes.name_of(array.dtype)
+    if dtype == _dtypes.bool_:
+        array = bool_bytes(array)
     unsupported = backend.unsupported_dtypes
     if unsupported and dtype in unsupported:
         raise unsupported_dtype_error("tensor()", backend, dtype, array.shape)
@@ -137,10 +139,12 @@ def from_dlpack(obj: Any) -> Tensor:
     [0.0, 1.0, 2.0]
     """
     backend = engine.active or engine.ensure_active()
+    refuse_masked("from_dlpack()", obj)
     producer = _exportable(obj)
     _check_producer_dtype("from_dlpack()", producer, backend)
     if _dlpack_device("from_dlpack()", producer)[0] != _DL_CPU and is_host_device(backend.device):
-        raw = backend.from_host(_host_copy("from_dlpack()", producer))
+        host = _host_copy("from_dlpack()", producer)  # a copy: its bool bytes may be normalised
+        raw = backend.from_host(bool_bytes(host) if host.dtype == np.bool_ else host)
     else:
         try:
             raw = backend.from_dlpack(producer)
@@ -151,7 +155,7 @@ def from_dlpack(obj: Any) -> Tensor:
                 f"from_dlpack(): backend {backend.name!r} (device {backend.device!r}) cannot take "
                 f"{_producer_text(producer)}: {type(exc).__name__}: {exc}"
             ) from exc
-    return _checked(wrap_storage(raw, backend), "from_dlpack()", producer)
+    return _shared_bools(_checked(wrap_storage(raw, backend), "from_dlpack()", producer), producer)
 
 
 def _copy_of_producer(obj: Any, dtype: str | None) -> Tensor:
@@ -180,7 +184,45 @@ def _copy_of_producer(obj: Any, dtype: str | None) -> Tensor:
             f"{_producer_text(producer)}: {type(exc).__name__}: {exc}"
         ) from exc
     t = _checked(wrap_storage(raw, backend), "tensor()", producer)
+    if t.dtype == _dtypes.bool_ and _bad_bool_bytes(backend.to_host(t._data)):
+        t = from_host(backend.to_host(t._data))  # a copy whose bool bytes are 0 and 1
     return t if dtype is None else cast(t, dtype)
+
+
+def bool_bytes(array: np.ndarray) -> np.ndarray:
+    """A bool array whose every byte is 0 or 1: ``array`` itself, or its truth values where another library or a
+    crafted file left other bytes (numpy reads such a byte as True, torch keeps its value: ``cast`` to int32
+    would differ between backends)."""
+    if _bad_bool_bytes(array):
+        normalised: np.ndarray = array.view(np.uint8) != 0
+        return normalised
+    return array
+
+
+def _bad_bool_bytes(array: np.ndarray) -> int:
+    """How many bytes of a bool array are neither 0 nor 1."""
+    if array.size == 0:
+        return 0
+    raw = array.view(np.uint8)
+    if raw.max() <= 1:  # the common case, without a temporary array
+        return 0
+    return int(np.count_nonzero(raw > 1))
+
+
+def _shared_bools(t: Tensor, producer: Any) -> Tensor:
+    """``t``, sharing a producer's memory, unless it is bool data with bytes other than 0 and 1 (which the
+    backends read differently, and which a shared tensor cannot normalise without a copy)."""
+    if t.dtype != _dtypes.bool_:
+        return t
+    bad = _bad_bool_bytes(t._backend.to_host(t._data))
+    if bad:
+        raise DTypeError(
+            f"from_dlpack(): {_producer_text(producer)} of shape {t.shape}, shared with backend {t.backend!r}, holds "
+            f"{bad} bool byte(s) other than 0 and 1 (from np.frombuffer or a foreign library, say), which backends "
+            "read differently; share "
+            "`x != 0` instead, or copy it with tp.tensor(x), which turns them into True"
+        )
+    return t
 
 
 def as_tensor(value: Any, dtype: str | None = None) -> Tensor:

@@ -28,6 +28,7 @@ def foreign(data: Any) -> Any:
     """``data`` as ``tensor()`` takes it: a Tensor that the active backend adopted, a numpy array read from an
     array-like, or ``data`` itself (numpy data, DLPack producers and the rest go their usual way)."""
     if isinstance(data, _dtypes.NUMPY_DATA):
+        refuse_masked("tensor()", data)
         return data
     backend = engine.active or engine.ensure_active()
     try:
@@ -70,6 +71,17 @@ def _checked(t: Tensor, data: Any) -> Tensor:
     if unsupported and dtype in unsupported:
         raise unsupported_dtype_error("tensor()", t._backend, dtype, t.shape)
     return t
+
+
+def refuse_masked(op: str, data: Any) -> None:
+    """Refuse a numpy masked array: a tensor has no mask, and reading its data would drop it silently."""
+    if isinstance(data, np.ma.MaskedArray):
+        masked = int(np.count_nonzero(np.ma.getmaskarray(data)))
+        raise DTypeError(
+            f"{op}: got a numpy masked array (shape {data.shape}, dtype {data.dtype}, {masked} masked value(s)); a "
+            "tensor has no mask. Pass x.filled(value) to choose what the masked entries become (or x.data to take "
+            "the values under the mask as they are)"
+        )
 
 
 def lazy_array_hint(obj: Any) -> str:

@@ -1,5 +1,7 @@
-"""Testing helpers for users and backend authors: the conformance suite, numeric gradient checks, and
-``restored_registries``, which undoes a test's registrations (as the pytest fixture ``tensorplug_registries`` does).
+"""Testing helpers for users and backend authors: the conformance suite, numeric gradient checks,
+``check_contract`` (a backend still defining a method removed from the backend contract fails it, told what
+replaced the method), and ``restored_registries``, which undoes a test's registrations (as the pytest fixture
+``tensorplug_registries`` does).
 
 ``check_grads`` compares the analytic gradient (tape autodiff) with central
 finite differences in float64, along random directions, as HIPS autograd's
@@ -22,6 +24,7 @@ from tensorplug.testing._conformance import (
     all_cases,
     b8,
     cases_by_kernel,
+    check_contract,
     core_gradients,
     f32,
     f64,
@@ -39,6 +42,7 @@ __all__ = [
     "all_cases",
     "b8",
     "cases_by_kernel",
+    "check_contract",
     "check_grads",
     "core_gradients",
     "f32",

@@ -213,7 +213,31 @@ def core_gradients() -> Iterator[None]:
         yield
 
 
-def run_case(case: Case, *, gradients: str = "core", traced: bool = False) -> None:
+def check_contract(backend: Backend | None = None) -> None:
+    """Raise AssertionError if ``backend`` (the active one by default) still defines a method removed from the
+    backend contract, which the core would never call: the message names each, the version that removed it,
+    and what replaced it.
+
+    >>> import tensorplug as tp
+    >>> class Old(tp.Backend):
+    ...     name = "old"
+    ...     def lower(self, program): return None
+    >>> try:
+    ...     check_contract(Old())
+    ... except AssertionError as exc:
+    ...     print(str(exc).partition(", so")[0])
+    backend 'old' defines lower(program), which the backend contract no longer has (removed in tensorplug 0.1.0)
+    """
+    import tensorplug as tp
+    from tensorplug._runtime._contract import removed_methods
+
+    backend = tp.backend() if backend is None else backend
+    problems = [removed.message(backend.name) for removed in removed_methods(backend)]
+    if problems:
+        raise AssertionError("; and ".join(problems))
+
+
+def run_case(case: Case, *, gradients: str = "core", traced: bool = False) -> int:
     """Run one case on the active backend; raise AssertionError (naming the case) when it fails.
 
     Raises :class:`NotApplicable` (a ``unittest.SkipTest``, which pytest
@@ -223,7 +247,10 @@ def run_case(case: Case, *, gradients: str = "core", traced: bool = False) -> No
     core's gradients, whatever gradient plugins are installed;
     ``gradients="active"`` with the ones in effect. ``traced=True`` runs the
     case eagerly and through ``tp.function`` instead, and checks that the
-    replay gives eager's values (see :mod:`tensorplug.testing._traced`).
+    replay gives eager's values (see :mod:`tensorplug.testing._traced`): bit for bit, except that a replay
+    made by ``Backend.compile`` may differ by the backend's ``compile_ulps``; it then returns the largest
+    difference it accepted, in units in the last place (0 otherwise), and fails when the backend still
+    defines a method removed from the backend contract (:func:`check_contract`).
     """
     import tensorplug as tp
 
@@ -240,9 +267,9 @@ def run_case(case: Case, *, gradients: str = "core", traced: bool = False) -> No
         if traced:
             from tensorplug.testing._traced import run_traced
 
-            run_traced(case, [_to_tensors(v) for v in case.inputs])
-        else:
-            _run(case, backend)
+            return run_traced(case, [_to_tensors(v) for v in case.inputs])
+        _run(case, backend)
+    return 0
 
 
 def _run(case: Case, backend: Backend) -> None:

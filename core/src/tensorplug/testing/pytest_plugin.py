@@ -25,6 +25,15 @@ overridden by installed gradient plugins are listed; the cases check the
 core's. Select cases as usual, with ``-k`` (``-k "Add and not grad"``).
 ``-p no:tensorplug`` disables the plugin altogether.
 
+``--tensorplug-traced`` runs each case through ``tp.function`` too: its
+replay must equal eager bit for bit, or within ``Backend.compile_ulps``
+where the backend's ``compile`` made it; the summary says which tolerance
+held and how many cases used it. A backend that still defines a method
+removed from the backend contract (``lower(program)``) fails the run: a
+failing ``backend-contract`` item and a summary line say what replaced
+the method, and the exit status is a failure even when ``-k`` deselects
+the item.
+
 tensorplug itself is imported only when the option is used: the hooks that
 collect and summarise are registered by :func:`pytest_configure` then.
 """
@@ -50,6 +59,7 @@ _GRADIENT_CHECK = "tensorplug_gradient_check"
 _NOT_APPLICABLE = "tensorplug_not_applicable"  # the case needs what the backend declares it lacks
 _FALLBACK = "tensorplug_fallback"  # the case's kernel ran on the backend's fallback backend
 _GAP = "tensorplug_known_gap"  # the known-gap entry (kernel name or case id) the case falls under
+_ULPS = "tensorplug_compiled_ulps"  # how far (in ulps) a compiled replay differed from eager, within its tolerance
 
 _NOT_REGISTERED = re.compile(r"kernel '([^']+)'")
 
@@ -57,7 +67,10 @@ _NOT_REGISTERED = re.compile(r"kernel '([^']+)'")
 def configure(config: pytest.Config, backend: str, strict: bool) -> None:
     """Register the conformance run (called by the ``_tensorplug_pytest`` entry-point module)."""
     _check_backend(backend)
-    config.pluginmanager.register(ConformanceRun(backend, strict), "tensorplug-conformance")
+    traced = bool(config.getoption("tensorplug_traced"))
+    config.pluginmanager.register(
+        ConformanceRun(backend, strict, traced, _contract_problem(backend)), "tensorplug-conformance"
+    )
 
 
 def _check_backend(name: str) -> None:
@@ -74,12 +87,26 @@ def _check_backend(name: str) -> None:
         raise pytest.UsageError(f"--tensorplug-backend {name!r}: {exc}") from exc
 
 
+def _contract_problem(name: str) -> str | None:
+    """What the backend defines that the backend contract no longer has, and what replaced it (None: nothing)."""
+    import tensorplug as tp
+    from tensorplug.testing import check_contract
+
+    try:
+        check_contract(tp.backend(name))
+    except AssertionError as exc:
+        return str(exc)
+    return None
+
+
 class ConformanceRun:
     """The plugin object for one ``--tensorplug-backend`` run: adds the items, tallies their reports, summarises."""
 
-    def __init__(self, backend: str, strict: bool) -> None:
+    def __init__(self, backend: str, strict: bool, traced: bool = False, contract: str | None = None) -> None:
         self.backend = backend
         self.strict = strict
+        self.traced = traced
+        self.contract = contract  # what the backend defines that the contract no longer has, and the migration
         # nodeid -> "passed" / "failed" / "skipped" / "xfailed" / "xpassed" / "not applicable"
         self.outcomes: dict[str, str] = {}
         self.properties: dict[str, list[tuple[str, object]]] = {}
@@ -93,6 +120,7 @@ class ConformanceRun:
             nodeid=f"tensorplug-conformance[{self.backend}]",
             backend=self.backend,
             strict=self.strict,
+            traced=self.traced and self.contract is None,  # a broken contract fails the run, once
         )
         self.gaps = self._known_gaps(session.config)
         collected = list(suite.collect())
@@ -102,6 +130,9 @@ class ConformanceRun:
             if key in self.gaps:
                 item.user_properties.append((_GAP, key))
                 item.add_marker(pytest.mark.xfail(reason=f"known gap: {self.gaps[key]}", strict=False))
+        if self.contract is not None:
+            contract = ContractItem.from_parent(suite, name="backend-contract", backend=self.backend)
+            collected.insert(0, contract)
         # Report the suite as collected, so that pytest's counts (collected, deselected) include its items.
         report = pytest.CollectReport(suite.nodeid, "passed", None, [*collected])
         session.ihook.pytest_collectreport(report=report)
@@ -142,7 +173,7 @@ class ConformanceRun:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if not any(key == _KERNEL for key, _ in report.user_properties):
-            return
+            return  # a user's own test, or the contract item (counted from self.contract)
         # A case's outcome is its call's, or a setup's skip; any failing phase makes it failed.
         if (report.when == "call" or not report.passed) and self.outcomes.get(report.nodeid) != "failed":
             outcome: str = report.outcome
@@ -155,12 +186,13 @@ class ConformanceRun:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if self.stale_gaps() and session.exitstatus == pytest.ExitCode.OK:
+        broken = self.contract is not None and not session.config.option.collectonly
+        if (self.stale_gaps() or broken) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.outcomes:  # --collect-only, or every case deselected
-            return
+        if not self.outcomes and (self.contract is None or terminalreporter.config.option.collectonly):
+            return  # --collect-only, or every case deselected
         for line in self.summary():
             terminalreporter.write_line(line)
 
@@ -185,6 +217,7 @@ class ConformanceRun:
         fallback: dict[str, str] = {}  # kernel -> the backend it ran on, for kernels run through the fallback
         needs: dict[str, int] = {}  # why cases were not applicable -> how many
         gradient_checks = 0
+        compiled_ulps: list[int] = []  # per case whose compiled replay differed from eager within the tolerance
         for nodeid, outcome in self.outcomes.items():
             counts[outcome] += 1
             props = self.properties[nodeid]
@@ -205,6 +238,10 @@ class ConformanceRun:
                     fallback[kernel] = str(value)
                 elif key == _NOT_APPLICABLE:
                     needs[str(value)] = needs.get(str(value), 0) + 1
+                elif key == _ULPS:
+                    compiled_ulps.append(int(str(value)))
+        if self.contract is not None:
+            counts["failed"] += 1  # the backend-contract item, run or deselected: it fails the run either way
         extras = [
             f"{_count(counts['xfailed'], 'known gap')} (xfail)" if counts["xfailed"] else "",
             f"{_count(counts['xpassed'], 'known gap')} passing (xpass)" if counts["xpassed"] else "",
@@ -233,6 +270,12 @@ class ConformanceRun:
         if untested:
             tally += f", {len(untested)} untested (every case needs a missing kernel)"
         lines.append(tally)
+        if self.contract is not None:
+            lines += _listing("backend contract broken", [self.contract])
+            if self.traced:
+                lines.append("  (the traced cases did not run: tp.function ignores what the contract no longer has)")
+        if self.traced and self.contract is None:
+            lines.append(_traced_line(self.backend, compiled_ulps))
         lines += _listing("failing kernels", failing)
         lines += _listing("missing kernels", sorted(missing))
         lines += _listing("untested kernels", untested)
@@ -257,6 +300,21 @@ class ConformanceRun:
         return lines
 
 
+def _traced_line(backend: str, compiled_ulps: list[int]) -> str:
+    """What the traced run compared: replays with eager, bit for bit, or within the backend's declared tolerance."""
+    import tensorplug as tp
+
+    tolerance = tp.backend(backend).compile_ulps
+    line = "  traced: replays equal eager bit for bit"
+    if tolerance:
+        line += f", compiled replays within {_count(tolerance, 'ulp')} (Backend.compile_ulps)"
+        if compiled_ulps:
+            line += f"; {_count(len(compiled_ulps), 'case')} differed, by up to {_count(max(compiled_ulps), 'ulp')}"
+    else:
+        line += " (Backend.compile_ulps is 0)"
+    return line
+
+
 def _unsupported(backend: str) -> frozenset[str]:
     """The dtypes the backend declares it lacks."""
     import tensorplug as tp
@@ -278,28 +336,52 @@ def _listing(title: str, names: list[str]) -> list[str]:
 class ConformanceSuite(pytest.Collector):
     """Every case of :func:`tensorplug.testing.all_cases` as an item, on one backend."""
 
-    def __init__(self, *, backend: str, strict: bool, **kwargs: Any) -> None:
+    def __init__(self, *, backend: str, strict: bool, traced: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.backend = backend
         self.strict = strict
+        self.traced = traced
 
     def collect(self) -> Iterable[pytest.Item]:
         from tensorplug.testing import all_cases
 
         return [
-            ConformanceItem.from_parent(self, name=case.id, case=case, backend=self.backend, strict=self.strict)
+            ConformanceItem.from_parent(
+                self, name=case.id, case=case, backend=self.backend, strict=self.strict, traced=self.traced
+            )
             for case in all_cases()
         ]
+
+
+class ContractItem(pytest.Item):
+    """Fails: the backend defines a method removed from the backend contract (see ``check_contract``)."""
+
+    def __init__(self, *, backend: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.backend = backend
+
+    def runtest(self) -> None:
+        import tensorplug as tp
+        from tensorplug.testing import check_contract
+
+        check_contract(tp.backend(self.backend))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        return str(excinfo.value)
+
+    def reportinfo(self) -> tuple[str, int | None, str]:
+        return f"tensorplug-conformance[{self.backend}]", None, self.name
 
 
 class ConformanceItem(pytest.Item):
     """One conformance case on one backend: its values, then (for ``grad=True`` cases) its gradient check."""
 
-    def __init__(self, *, case: Case, backend: str, strict: bool, **kwargs: Any) -> None:
+    def __init__(self, *, case: Case, backend: str, strict: bool, traced: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.case = case
         self.backend = backend
         self.strict = strict
+        self.traced = traced
         self.user_properties.append((_KERNEL, case.kernel))
         self.extra_keyword_matches.add(case.kernel)
 
@@ -328,8 +410,10 @@ class ConformanceItem(pytest.Item):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", tp.FallbackWarning)  # the summary lists what ran on the fallback
                 run_case(case)
-                if self.config.getoption("tensorplug_traced"):
-                    run_case(case, traced=True)
+                if self.traced:
+                    ulps = run_case(case, traced=True)
+                    if ulps:
+                        self.user_properties.append((_ULPS, ulps))
         except (tp.KernelNotFoundError, AssertionError) as exc:
             needed = _missing_kernel(exc)
             if needed is None:

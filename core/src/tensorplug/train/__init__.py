@@ -6,8 +6,10 @@ default), applies them and returns the loss; ``apply_gradients(grads)``
 applies gradients computed elsewhere. Updates are written with ops, so they
 run on whichever backend is active, and assign each variable its new value;
 a backend may offer each update as one fused call (``Backend.fused_update``
-for the names in ``FUSED_UPDATES``: ``APPLY_ADAM``...), which eager steps use
-when no trace or observer is on and the ops' kernels are the backend's own.
+for the names in ``FUSED_UPDATES``: ``APPLY_ADAM``..., each a
+:class:`FusedUpdateSpec` whose ``help()`` gives the inputs, attrs and outputs
+of its function), which eager steps use when no trace or observer is on and
+the ops' kernels are the backend's own.
 
 An optimizer keeps its state (its "slots", e.g. Adam's moment estimates) per
 Variable object, created with zeros at the variable's first update, and
@@ -51,6 +53,7 @@ from tensorplug.train._fused import (
     APPLY_MOMENTUM,
     APPLY_RMS_PROP,
     FUSED_UPDATES,
+    FusedUpdateSpec,
 )
 from tensorplug.train._optimizer import Optimizer, OptimizerError
 from tensorplug.train._state import OptimizerState
@@ -65,6 +68,7 @@ __all__ = [
     "SGD",
     "Adagrad",
     "Adam",
+    "FusedUpdateSpec",
     "Momentum",
     "Optimizer",
     "OptimizerError",
@@ -74,6 +78,6 @@ __all__ = [
 
 # The classes are defined in submodules but belong to tensorplug.train: their names in reprs, pickles and the
 # docs stay tp.train.SGD and so on, as when the optimizers were one module.
-for _public in (SGD, Adagrad, Adam, Momentum, Optimizer, OptimizerError, OptimizerState, RMSProp):
+for _public in (SGD, Adagrad, Adam, FusedUpdateSpec, Momentum, Optimizer, OptimizerError, OptimizerState, RMSProp):
     _public.__module__ = __name__
 del _public

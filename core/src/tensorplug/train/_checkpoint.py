@@ -29,6 +29,7 @@ from tensorplug.train._checkpoint_file import (
     OPTIMIZERS_KEY,
     RESERVED_PREFIX,
     CheckpointError,
+    decode_json,
     encode,
     read_file,
     write_atomically,
@@ -144,7 +145,7 @@ def load(path: str | os.PathLike[str]) -> Checkpoint:
     _refuse_while_tracing(where)
     contents = read_file(target, where)
     tensors = {name: tensor(contents.arrays[name]) for name in sorted(contents.arrays)}
-    return Checkpoint(tensors, _decode_metadata(contents.metadata), contents.verified, target)
+    return Checkpoint(tensors, _decode_metadata(contents.metadata, where), contents.verified, target)
 
 
 def restore(path: str | os.PathLike[str], tree: Tree, *, strict: bool = True) -> dict[str, Any]:
@@ -194,7 +195,7 @@ def restore(path: str | os.PathLike[str], tree: Tree, *, strict: bool = True) ->
         )
     values = {name: _on_backend_of(arrays[name], v) for name, v in variables.items()}
     _commit(variables, values, states)
-    return _decode_metadata(contents.metadata)
+    return _decode_metadata(contents.metadata, where)
 
 
 # -- the tree ---------------------------------------------------------------------------------------------------------
@@ -298,7 +299,7 @@ def _saved_optimizers(metadata: dict[str, str], where: str) -> dict[str, str]:
     text = metadata.get(OPTIMIZERS_KEY)
     if text is None:
         return {}
-    kinds = json.loads(text)  # verified with the header
+    kinds = _json_entry(text, OPTIMIZERS_KEY, where)  # verified with the header
     if not isinstance(kinds, dict):
         raise CheckpointError(f"{where}: the checkpoint's {OPTIMIZERS_KEY} entry is not a JSON object")
     return {str(k): str(v) for k, v in kinds.items()}
@@ -468,11 +469,25 @@ def _user_metadata(metadata: Metadata | None, where: str) -> dict[str, str]:
     return entries
 
 
-def _decode_metadata(entries: dict[str, str]) -> dict[str, Any]:
+def _decode_metadata(entries: dict[str, str], where: str) -> dict[str, Any]:
     """The user's metadata back from the file's strings (verified with the header, when the file has checksums)."""
-    as_json = set(json.loads(entries[JSON_KEYS_KEY])) if JSON_KEYS_KEY in entries else set()
+    keys = _json_entry(entries[JSON_KEYS_KEY], JSON_KEYS_KEY, where) if JSON_KEYS_KEY in entries else []
+    if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
+        raise CheckpointError(f"{where}: the checkpoint's {JSON_KEYS_KEY} entry is not a JSON list of names")
+    as_json = set(keys)
     return {
-        key: json.loads(value) if key in as_json else value
+        key: _json_entry(value, key, where) if key in as_json else value
         for key, value in entries.items()
         if not key.startswith(RESERVED_PREFIX)
     }
+
+
+def _json_entry(text: str, key: str, where: str) -> Any:
+    """The value of metadata entry ``key``, stored as JSON; a CheckpointError naming the file if it is not."""
+    try:
+        return decode_json(text)
+    except ValueError as exc:
+        raise CheckpointError(
+            f"{where}: the checkpoint's metadata entry {key!r} is damaged ({exc}); load an earlier checkpoint, or "
+            "save again"
+        ) from None

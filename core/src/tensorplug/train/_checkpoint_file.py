@@ -31,6 +31,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import secrets
 import socket
 import stat
@@ -55,6 +56,7 @@ __all__ = [
     "SAFETENSORS_DTYPES",
     "CheckpointError",
     "FileContents",
+    "decode_json",
     "encode",
     "read_file",
     "temporary_files",
@@ -72,6 +74,14 @@ _KNOWN_KEYS: Final = frozenset({FORMAT_KEY, DATA_SHA_KEY, HEADER_SHA_KEY, JSON_K
 _DIGEST_KEYS: Final = (FORMAT_KEY, DATA_SHA_KEY, HEADER_SHA_KEY)  # every tensorplug file has all three
 _PLACEHOLDER: Final = "0" * 64
 _MAX_HEADER: Final = 100_000_000  # the safetensors package's own limit
+_MAX_NESTING: Final = 32
+"""The deepest nesting of JSON arrays and objects read from a file (a safetensors header nests 3 deep: the header,
+a tensor's entry, its shape), checked before decoding: Python's JSON decoder recurses once per level."""
+_JSON_STRING: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKETS: Final = bytes(b for b in range(256) if b not in b"[]{}")
+_BRACKET_STEP: Final = np.zeros(256, dtype=np.int32)
+_BRACKET_STEP[list(b"[{")] = 1
+_BRACKET_STEP[list(b"]}")] = -1
 
 SAFETENSORS_DTYPES: Final[dict[str, str]] = {
     "float32": "F32",
@@ -262,11 +272,9 @@ def read_file(path: Path, where: str) -> FileContents:
         )
     end = 8 + length
     try:
-        header = json.loads(data[8:end].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise damaged(
-            f"has a bad header (not valid JSON: {exc}): it is not a safetensors file, or is damaged"
-        ) from None
+        header = decode_json(data[8:end])
+    except ValueError as exc:
+        raise damaged(f"has a bad header ({exc}): it is not a safetensors file, or is damaged") from None
     if not isinstance(header, dict):
         raise damaged(f"has a bad header (a JSON {type(header).__name__}, not an object)")
     metadata = header.pop("__metadata__", {})
@@ -293,6 +301,36 @@ def read_file(path: Path, where: str) -> FileContents:
     except (SafetensorError, KeyError, ValueError, TypeError) as exc:
         raise damaged(f"is not a valid safetensors file ({type(exc).__name__}: {exc})") from None
     return FileContents(arrays, dict(metadata), verified=bool(ours))
+
+
+def decode_json(text: bytes | str) -> Any:
+    """``text`` (UTF-8) decoded as JSON, or a ValueError saying why not: nested deeper than a checkpoint's JSON
+    ever is (refused before decoding), not UTF-8, not valid JSON (every error of the decoder is caught)."""
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    depth = _nesting(raw)
+    if depth > _MAX_NESTING:
+        raise ValueError(f"JSON nested more than {_MAX_NESTING} levels deep, where a safetensors header nests 3")
+    try:
+        return json.loads(raw.decode("utf-8") if isinstance(text, bytes) else text)
+    except Exception as exc:  # UnicodeDecodeError, JSONDecodeError, an integer of too many digits, MemoryError...
+        raise ValueError(f"not valid JSON: {type(exc).__name__}: {exc}") from None
+
+
+def _nesting(raw: bytes) -> int:
+    """How deep the JSON arrays and objects in ``raw`` nest (brackets outside strings), counted without decoding
+    it and without recursion; counting stops once past the bound."""
+    brackets = _JSON_STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    depth = deepest = 0
+    for start in range(0, len(brackets), _CHUNK):
+        steps = _BRACKET_STEP[
+            np.frombuffer(brackets, dtype=np.uint8, count=min(_CHUNK, len(brackets) - start), offset=start)
+        ]
+        running = depth + np.cumsum(steps)
+        deepest = max(deepest, int(running.max()))
+        depth = int(running[-1])
+        if deepest > _MAX_NESTING:
+            break
+    return deepest
 
 
 def _verify(

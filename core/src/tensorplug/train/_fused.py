@@ -26,6 +26,7 @@ Measured on a 2-core CPU, numpy backend, 784-256-256-10 MLP, batch 128,
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Final
 
 from tensorplug._runtime import _observe
@@ -45,39 +46,151 @@ __all__ = [
     "APPLY_RMS_PROP",
     "FUSED_UPDATES",
     "FusedUpdate",
+    "FusedUpdateSpec",
     "fused_update",
     "scalar_tensors",
 ]
 
-APPLY_GRADIENT_DESCENT: Final = "ApplyGradientDescent"
-"""Inputs ``var``, ``alpha``, ``delta``; returns ``[var - delta * alpha]``."""
-APPLY_MOMENTUM: Final = "ApplyMomentum"
-"""Inputs ``var``, ``accum``, ``lr``, ``grad``, ``momentum``, attr ``use_nesterov``; returns ``[var, accum]``:
-``accum = accum * momentum + grad``, then ``var - (grad + accum * momentum if use_nesterov else accum) * lr``."""
-APPLY_ADAM: Final = "ApplyAdam"
-"""Inputs ``var``, ``m``, ``v``, ``grad``, ``beta1``, ``one_minus_beta1``, ``beta2``, ``one_minus_beta2``,
-``step_size``, ``epsilon``; returns ``[var, m, v]``: ``m = m * beta1 + grad * one_minus_beta1``,
-``v = v * beta2 + grad**2 * one_minus_beta2``, then ``var - m / (sqrt(v) + epsilon) * step_size``."""
-APPLY_RMS_PROP: Final = "ApplyRMSProp"
-"""Inputs ``var``, ``ms``, ``mom``, ``mg`` (centered only), ``grad``, ``lr``, ``rho``, ``one_minus_rho``,
-``momentum``, ``epsilon``, attrs ``centered``, ``use_momentum``; returns ``[var, ms, mom]`` (and ``mg``, centered):
-``ms = ms * rho + grad**2 * one_minus_rho``, centered ``mg = mg * rho + grad * one_minus_rho``, then
-``mom = grad * lr / sqrt((ms - mg**2 if centered else ms) + epsilon)`` (plus ``mom * momentum`` first, with
-momentum) and ``var - mom``."""
-APPLY_ADAGRAD: Final = "ApplyAdagrad"
-"""Inputs ``var``, ``accum``, ``grad``, ``lr``, ``epsilon``; returns ``[var, accum]``: ``accum = accum + grad**2``,
-then ``var - grad / sqrt(accum + epsilon) * lr``."""
 
-FUSED_UPDATES: Final[tuple[str, ...]] = (
+@dataclass(frozen=True, eq=False, repr=False)
+class FusedUpdateSpec:
+    """What a backend's fused update takes and returns, under its ``name`` (``ApplyAdam``...).
+
+    ``Backend.fused_update(name)`` is asked for it by name and returns ``fn(inputs, attrs, backend)``, called as
+    a kernel is: ``inputs`` maps each name of :attr:`inputs` to raw storage of the backend, all of the
+    variable's dtype: ``tensors`` of the variable's shape (the variable, its slots, its gradient), ``scalars``
+    0-d (a step's host numbers, as the ops would make them: a 0-d array on numpy); ``attrs`` maps each name of
+    ``attrs`` to a bool. It returns the list of new storage for ``outputs``, in order, making the library calls
+    of ``computes`` in that order (the same bits as the ops) and never writing its inputs. ``help()`` of a
+    constant shows all of it. A spec equals, and hashes as, its name, so tables keyed by the name strings
+    find it.
+    """
+
+    name: str
+    summary: str
+    tensors: tuple[str, ...]
+    scalars: tuple[str, ...]
+    attrs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    computes: tuple[str, ...]
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "__doc__", self._describe())  # help() shows this update's own description
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """Every input name, the tensors first, then the scalars."""
+        return self.tensors + self.scalars
+
+    def _describe(self) -> str:
+        attrs = ", ".join(self.attrs) + " (bools)" if self.attrs else "none"
+        lines = [
+            f"{self.name}: {self.summary}",
+            "",
+            f'Backend.fused_update("{self.name}") returns fn(inputs, attrs, backend) -> a list of new storage.',
+            "Inputs, raw storage of the backend, all of the variable's dtype:",
+            f"    {', '.join(self.tensors)}: of the variable's shape",
+            f"    {', '.join(self.scalars)}: 0-d (a step's host numbers)",
+            f"Attrs: {attrs}",
+            f"Outputs, in this order: {', '.join(self.outputs)} (new storage; the inputs are never written)",
+            "Computes, with the library calls of these ops in this order (the same bits as the ops):",
+            *(f"    {line}" for line in self.computes),
+        ]
+        if self.note:
+            lines.append(self.note)
+        return "\n".join(lines)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FusedUpdateSpec):
+            return other.name == self.name
+        return isinstance(other, str) and other == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"FusedUpdateSpec({self.name!r})"
+
+
+APPLY_GRADIENT_DESCENT: Final = FusedUpdateSpec(
+    "ApplyGradientDescent",
+    "the update of tp.train.SGD.",
+    tensors=("var", "delta"),
+    scalars=("alpha",),
+    attrs=(),
+    outputs=("var",),
+    computes=("var = var - delta * alpha",),
+    note="delta is the gradient, alpha the learning rate.",
+)
+APPLY_MOMENTUM: Final = FusedUpdateSpec(
+    "ApplyMomentum",
+    "the update of tp.train.Momentum.",
+    tensors=("var", "accum", "grad"),
+    scalars=("lr", "momentum"),
+    attrs=("use_nesterov",),
+    outputs=("var", "accum"),
+    computes=(
+        "accum = accum * momentum + grad",
+        "var = var - (grad + accum * momentum) * lr    with use_nesterov",
+        "var = var - accum * lr                        without",
+    ),
+)
+APPLY_ADAM: Final = FusedUpdateSpec(
+    "ApplyAdam",
+    "the update of tp.train.Adam.",
+    tensors=("var", "m", "v", "grad"),
+    scalars=("beta1", "one_minus_beta1", "beta2", "one_minus_beta2", "step_size", "epsilon"),
+    attrs=(),
+    outputs=("var", "m", "v"),
+    computes=(
+        "m = m * beta1 + grad * one_minus_beta1",
+        "v = v * beta2 + grad**2 * one_minus_beta2",
+        "var = var - m / (sqrt(v) + epsilon) * step_size",
+    ),
+    note="step_size and epsilon have the step's bias corrections folded in (computed on the host in float64).",
+)
+APPLY_RMS_PROP: Final = FusedUpdateSpec(
+    "ApplyRMSProp",
+    "the update of tp.train.RMSProp.",
+    tensors=("var", "ms", "mom", "mg", "grad"),
+    scalars=("lr", "rho", "one_minus_rho", "momentum", "epsilon"),
+    attrs=("centered", "use_momentum"),
+    outputs=("var", "ms", "mom", "mg"),
+    computes=(
+        "ms = ms * rho + grad**2 * one_minus_rho",
+        "mg = mg * rho + grad * one_minus_rho        centered only",
+        "step = grad * lr / sqrt((ms - mg**2 if centered else ms) + epsilon)",
+        "mom = mom * momentum + step                 with use_momentum",
+        "mom = step                                  without",
+        "var = var - mom",
+    ),
+    note="mg is an input and the last output only when centered: [var, ms, mom] otherwise.",
+)
+APPLY_ADAGRAD: Final = FusedUpdateSpec(
+    "ApplyAdagrad",
+    "the update of tp.train.Adagrad.",
+    tensors=("var", "accum", "grad"),
+    scalars=("lr", "epsilon"),
+    attrs=(),
+    outputs=("var", "accum"),
+    computes=("accum = accum + grad**2", "var = var - grad / sqrt(accum + epsilon) * lr"),
+)
+
+FUSED_UPDATES: Final[tuple[FusedUpdateSpec, ...]] = (
     APPLY_GRADIENT_DESCENT,
     APPLY_MOMENTUM,
     APPLY_ADAM,
     APPLY_RMS_PROP,
     APPLY_ADAGRAD,
 )
-"""The names a backend's ``fused_update(name)`` may be asked for (each constant's docs give its inputs)."""
+"""The fused updates a backend's ``fused_update(name)`` may be asked for, by name (``help()`` of each gives its
+inputs, attrs and outputs)."""
 
-_OP_KERNELS: dict[str, tuple[str, ...]] = {
+_OP_KERNELS: dict[FusedUpdateSpec, tuple[str, ...]] = {
     APPLY_GRADIENT_DESCENT: ("Multiply", "Sub"),
     APPLY_MOMENTUM: ("Multiply", "Add", "Sub"),
     APPLY_ADAM: ("Multiply", "Add", "Square", "Sqrt", "RealDiv", "Sub"),
@@ -124,21 +237,21 @@ class FusedUpdate:
         return [wrap_storage(o, backend, dtype) for o in outputs]
 
 
-def fused_update(name: str) -> FusedUpdate | None:
-    """The active backend's fused update ``name`` when this step may use it (see the module docstring), else None."""
+def fused_update(update: FusedUpdateSpec) -> FusedUpdate | None:
+    """The active backend's fused ``update`` when this step may use it (see the module docstring), else None."""
     if state.tracer is not None or state.observers or _observe.everywhere:
         return None
     backend = engine.active or engine.ensure_active()
-    fn = backend.fused_update(name)
+    fn = backend.fused_update(update.name)  # the name, a plain str, as the backend contract has it
     if fn is None:
         return None
     backend_spec = engine.specs.get(backend.name)
     own = backend_spec.source if backend_spec is not None else None
-    for op_kernel in _OP_KERNELS[name]:
+    for op_kernel in _OP_KERNELS[update]:
         spec = kernel_registry.get((op_kernel, backend.name))
         if spec is None or spec.source != own:
             return None
-    return FusedUpdate(name, fn, backend)
+    return FusedUpdate(update.name, fn, backend)
 
 
 def scalar_tensors(

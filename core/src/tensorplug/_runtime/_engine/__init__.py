@@ -25,9 +25,10 @@ from tensorplug._runtime._engine._backends import _call_kernel_hook as _call_ker
 from tensorplug._runtime._engine._backends import engine as engine
 from tensorplug._runtime._errors import KernelError, TensorplugError
 from tensorplug._runtime._observe import ObservedKernel
-from tensorplug._runtime._registry import RUNTIME, BackendSpec
+from tensorplug._runtime._registry import RUNTIME, BackendSpec, resolve
 from tensorplug._runtime._state import Record, new_record, state
 from tensorplug._runtime._tensor import Tensor, describe
+from tensorplug.kernel_names import CATALOGUE
 
 _NO_ATTRS: dict[str, Any] = {}
 _new = object.__new__
@@ -91,10 +92,47 @@ def run_kernel(name: str, inputs: Mapping[str, Any], attrs: dict[str, Any] | Non
         t._tape = tape.token
         overrides = state.overrides
         grad = None if overrides is None else overrides.get(name)
-        tape.records.append(new_record(Record, (name, dict(inputs), attrs, (t,), grad)))
+        recorded = dict(inputs) if len(inputs) < 2 else recorded_inputs(name, inputs)
+        tape.records.append(new_record(Record, (name, recorded, attrs, (t,), grad)))
     else:
         t._tape = None
     return t
+
+
+_declared_orders: dict[str, tuple[str, ...] | None] = {}
+_input_orders: Callable[[str], tuple[str, ...] | None] | str | None = None
+
+
+def input_orders_from(orders: Callable[[str], tuple[str, ...] | None] | str | None) -> None:
+    """Let ``orders(kernel_name)`` (or the ``"module:attr"`` that is it, imported the first time a core kernel of
+    several inputs is recorded) give the order in which a core kernel declares its inputs (None: it declares
+    none); the package plugs in the kernel reference's."""
+    global _input_orders
+    _input_orders = orders
+    _declared_orders.clear()
+
+
+def recorded_inputs(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The inputs of a recorded call, as the tape keeps them: in the order the kernel declares them (the order of
+    the entries of a gradient that returns one per input), whatever the order of the dict ``run_kernel`` got."""
+    if len(inputs) < 2:
+        return dict(inputs)
+    order = _declared_orders.get(name, ())
+    if order == ():
+        order = _declared_orders[name] = _declared_order(name)
+    if order is None or tuple(inputs) == order or set(inputs) != set(order):
+        return dict(inputs)  # a kernel that declares no order, or inputs that are not those it declares
+    return {key: inputs[key] for key in order}
+
+
+def _declared_order(name: str) -> tuple[str, ...] | None:
+    global _input_orders
+    if _input_orders is None or name not in CATALOGUE:
+        return None
+    if isinstance(_input_orders, str):
+        _input_orders = resolve(_input_orders, "the kernels' input orders")
+    assert callable(_input_orders)
+    return _input_orders(name)
 
 
 def _unwrap(name: str, backend: Backend, key: str, value: Any) -> Any:
@@ -130,7 +168,7 @@ def _wrap_several(
     if tape is not None:
         overrides = state.overrides
         grad = None if overrides is None else overrides.get(name)
-        tape.records.append(new_record(Record, (name, dict(inputs), attrs, list(outputs), grad)))
+        tape.records.append(new_record(Record, (name, recorded_inputs(name, inputs), attrs, list(outputs), grad)))
     return outputs
 
 
