@@ -213,10 +213,19 @@ def weak_dtype(value: Any, other: str) -> str:
     return other if other in FLOAT_DTYPES else "float32"
 
 
+_UPCAST_ORDER = ("bool", "int32", "int64", "float32", "float64")
+
+
+def result_type(*arrays_: np.ndarray) -> np.dtype[Any]:
+    """The dtype tensors promote to, as TensorFlow.js upcasts: the highest of bool < int32 < int64 < float32 <
+    float64, so an integer meeting a float takes the float's dtype (where NumPy's table gives float64)."""
+    return np.dtype(max((a.dtype.name for a in arrays_), key=_UPCAST_ORDER.index))
+
+
 def operands(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Two operands converted and promoted as the binary ops document (NumPy's table, weak scalars)."""
+    """Two operands converted and promoted as the binary ops document (the TensorFlow.js upcast, weak scalars)."""
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
-        dtype = np.result_type(a, b)
+        dtype = result_type(a, b)
     elif isinstance(a, np.ndarray):
         dtype = np.dtype(weak_dtype(b, a.dtype.name))
     elif isinstance(b, np.ndarray):
@@ -658,7 +667,7 @@ def einsum_calls(draw: Any) -> Call:
 def _einsum_ref(equation: Any, *ops: np.ndarray) -> np.ndarray | None:
     if not isinstance(equation, str) or not ops:
         raise Refused("no equation or no operands")
-    dtype = np.result_type(*ops)
+    dtype = result_type(*ops)
     if dtype.kind == "b":
         raise Refused("bool operands")
     compact = equation.replace(" ", "")
@@ -974,7 +983,7 @@ def _join_ref(f: Callable[..., Any]) -> Reference:
             raise Refused("not a non-empty list")
         if isinstance(axis, bool | np.bool_) or not isinstance(axis, int | np.integer):
             raise Refused("a non-int axis")
-        dtype = np.result_type(*tensors)
+        dtype = result_type(*tensors)
         return numpy_or_refuse(f, [t.astype(dtype) for t in tensors], axis=int(axis))
 
     return ref

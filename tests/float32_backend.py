@@ -2,8 +2,10 @@
 
 It declares ``unsupported_dtypes = {"float64"}`` and borrows every kernel of the numpy backend, each wrapped so
 that a float64 result (a Cast to float64, a Fill of dtype float64, ...) is stored as float32, as such a device
-does. ``FlushToZeroBackend`` also flushes subnormal inputs and results to zero, and says so. Used by
-tests/unit/test_conformance.py and tests/unit/test_pytest_plugin.py (in a subprocess, through ``register``).
+does. ``Int32Backend`` ("int32only") is the same without int64: int64 stored as int32, float64 kept.
+``FlushToZeroBackend`` also flushes subnormal inputs and results to zero, and says so. Used by
+tests/unit/test_conformance.py, tests/unit/test_storable_dtypes.py and tests/unit/test_pytest_plugin.py (in a
+subprocess, through ``register``).
 """
 
 from __future__ import annotations
@@ -18,12 +20,15 @@ import tensorplug as tp
 
 NAME = "float32only"
 FTZ_NAME = "flushing"
+INT32_NAME = "int32only"
+_NARROWER = {"float64": np.float32, "int64": np.int32}
 
 
-def _narrow(raw: Any) -> Any:
-    """float64 storage as float32 (numpy scalars included)."""
+def _narrow(raw: Any, unsupported: frozenset[str] = frozenset({"float64"})) -> Any:
+    """Storage of an ``unsupported`` dtype (float64, int64) as the narrower one (numpy scalars included)."""
     array = np.asarray(raw)
-    return array.astype(np.float32) if array.dtype == np.float64 else raw
+    name = array.dtype.name
+    return array.astype(_NARROWER[name]) if name in unsupported else raw
 
 
 def _flush(raw: Any) -> Any:
@@ -41,13 +46,20 @@ class Float32Backend(tp.Backend):
     unsupported_dtypes = frozenset({"float64"})
 
     def from_host(self, array: np.ndarray) -> Any:
-        return _narrow(np.array(array, copy=True))
+        return _narrow(np.array(array, copy=True), self.unsupported_dtypes)
 
     def to_host(self, raw: Any) -> np.ndarray:
         return np.asarray(raw)
 
     def dtype_of(self, raw: Any) -> str:
         return str(np.asarray(raw).dtype.name)
+
+
+class Int32Backend(Float32Backend):
+    """numpy storage without int64."""
+
+    name = INT32_NAME
+    unsupported_dtypes = frozenset({"int64"})
 
 
 class FlushToZeroBackend(Float32Backend):
@@ -67,7 +79,8 @@ def narrowing(fn: Callable[..., Any], flush: bool = False) -> Callable[..., Any]
         if flush:
             inputs = {k: [_flush(r) for r in v] if isinstance(v, list) else _flush(v) for k, v in inputs.items()}
         out = fn(inputs, attrs, backend)
-        post = (lambda r: _flush(_narrow(r))) if flush else _narrow
+        unsupported = backend.unsupported_dtypes
+        post = (lambda r: _flush(_narrow(r, unsupported))) if flush else (lambda r: _narrow(r, unsupported))
         if isinstance(out, tuple):
             return tuple(post(o) for o in out)
         return post(out)
@@ -75,11 +88,19 @@ def narrowing(fn: Callable[..., Any], flush: bool = False) -> Callable[..., Any]
     return kernel
 
 
-def register(name: str = NAME, flush: bool = False, broken: dict[str, Callable[..., Any]] | None = None) -> None:
-    """Register the backend ``name`` with every numpy kernel, narrowed; ``broken`` replaces some kernels."""
+def register(
+    name: str = NAME,
+    flush: bool = False,
+    broken: dict[str, Callable[..., Any]] | None = None,
+    backend: type[Float32Backend] | None = None,
+) -> None:
+    """Register the backend ``name`` (of class ``backend``: Float32Backend, or FlushToZeroBackend with ``flush``)
+    with every numpy kernel, narrowed; ``broken`` replaces some kernels."""
     from tensorplug.kernel_factories import catalogue_kernels
 
-    tp.register_backend(name, FlushToZeroBackend if flush else Float32Backend, priority=-5)
+    if backend is None:
+        backend = FlushToZeroBackend if flush else Float32Backend
+    tp.register_backend(name, backend, priority=-5)
     for spec in catalogue_kernels(name, "tensorplug_numpy"):
         kernel_name = spec.kernel_name
         fn = pkgutil.resolve_name(spec.kernel) if isinstance(spec.kernel, str) else spec.kernel

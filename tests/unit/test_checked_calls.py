@@ -183,7 +183,7 @@ def test_matmul_after_the_warm_up() -> None:
         m @ tp.ones((3, 2))
     with pytest.raises(tp.DTypeError, match="matmul: expects numeric tensors"):
         tp.tensor([[True]]) @ tp.tensor([[True]])
-    assert (m @ tp.tensor([[1, 0], [0, 1]])).dtype == "float64"  # NumPy's promotion table
+    assert (m @ tp.tensor([[1, 0], [0, 1]])).dtype == "float32"  # an integer meeting a float takes its dtype
     assert tp.grad(lambda m: tp.sum(m @ m))(m).tolist() == [[7.0, 11.0], [9.0, 13.0]]
     override(K.BATCH_MAT_MUL, lambda inputs, attrs, backend: inputs["a"] * 0)
     assert (m @ m).tolist() == [[0.0, 0.0], [0.0, 0.0]]
@@ -380,3 +380,51 @@ def test_an_observer_of_another_thread_sees_only_that_threads_calls() -> None:
     done.set()
     thread.join(TIMEOUT)
     assert seen == [[K.MULTIPLY, K.MULTIPLY]]
+
+
+# -- a kernel's output dtype is checked against the op's declaration ----------------------------
+
+
+@pytest.mark.usefixtures("tensorplug_registries")
+def test_a_kernel_returning_another_dtype_than_the_op_declares_is_refused() -> None:
+    x, y = tp.tensor(a), tp.tensor(b)
+    override(K.ADD, lambda inputs, attrs, backend: (inputs["a"] + inputs["b"]).astype(np.float64))
+    with pytest.raises(tp.KernelError, match=r"'Add' on backend 'numpy' returned float64\[2\] for add\(\) on float32 "):
+        x + y
+    learnt = _binary._ADD.entries.get("float32")
+    assert learnt is None or learnt.table is not engine.table  # nothing learnt from the refused call
+    with pytest.raises(tp.KernelError, match="float64"):  # and the next call is checked again
+        x + y
+    override(K.LESS, lambda inputs, attrs, backend: (inputs["a"] < inputs["b"]).astype(np.int32))
+    with pytest.raises(tp.KernelError, match=r"'Less' on backend 'numpy'.*int32.*bool"):
+        tp.less(x, y)
+    override(K.SUM, lambda inputs, attrs, backend: np.sum(inputs["x"], dtype=np.float64))
+    with pytest.raises(tp.KernelError, match=r"'Sum' on backend 'numpy'.*float64"):
+        tp.sum(x)
+    override(K.EXP, lambda inputs, attrs, backend: np.exp(inputs["x"].astype(np.float64)))
+    with pytest.raises(tp.KernelError, match=r"'Exp' on backend 'numpy'.*float64"):
+        tp.exp(x)
+
+
+def test_the_sites_declare_what_the_kernel_reference_says() -> None:
+    from tensorplug.kernel_reference import REFERENCE
+
+    sites = [s for m in (_binary, _linalg, _reduction, _unary) for s in vars(m).values() if isinstance(s, Site)]
+    assert len(sites) > 50
+    for site in sites:
+        declared = REFERENCE[site.kernel].outputs[0].dtype
+        assert site.out == (None if declared.startswith("like:") else declared), site.op
+
+
+@pytest.mark.usefixtures("tensorplug_registries")
+def test_a_kernel_returning_another_dtype_than_its_dtype_attr_is_refused() -> None:
+    override(K.FILL, lambda inputs, attrs, backend: np.full(attrs["shape"], attrs["value"], np.float64))
+    assert tp.zeros((2,), "float64").dtype == "float64"
+    with pytest.raises(tp.KernelError, match=r"'Fill' on backend 'numpy' returned float64\[2\] for fill\(.*float32"):
+        tp.zeros((2,))
+    override(K.CAST, lambda inputs, attrs, backend: inputs["x"].astype(np.int64))
+    with pytest.raises(tp.KernelError, match=r"'Cast' on backend 'numpy' returned int64\[2\] for cast\(.*int32"):
+        tp.cast(tp.tensor([1.5, 2.5]), "int32")
+    override(K.RANGE, lambda inputs, attrs, backend: np.arange(attrs["start"], attrs["stop"], attrs["step"]))
+    with pytest.raises(tp.KernelError, match=r"'Range' on backend 'numpy' returned float64\[3\] for range\("):
+        tp.range(0.0, 3.0)

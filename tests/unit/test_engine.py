@@ -77,6 +77,17 @@ def test_missing_kernel_names_kernel_backend_and_who_has_it(boxed: Any) -> None:
         tp.run_kernel("NoSuchKernel", {})
 
 
+def test_an_unknown_kernel_name_suggests_the_close_ones() -> None:
+    x = tp.tensor([1.0, -1.0])
+    with pytest.raises(tp.KernelNotFoundError, match=r"No kernel 'Relus' .*'numpy'.*Did you mean 'Relu'"):
+        tp.run_kernel("Relus", {"x": x})
+    with pytest.raises(tp.KernelNotFoundError, match=r"Did you mean 'Relu'"):
+        tp.run_kernel("relu", {"x": x})  # case aside
+    with pytest.raises(tp.KernelNotFoundError) as info:
+        tp.run_kernel("NoSuchKernel", {})
+    assert "Did you mean" not in str(info.value)
+
+
 def test_switching_backends_moves_tensors_created_before(boxed: Any) -> None:
     a = tp.tensor([1.0, 2.0])
     b = tp.tensor([10.0, 20.0])

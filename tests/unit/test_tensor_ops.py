@@ -67,16 +67,26 @@ def test_tensor_constructor_is_not_public() -> None:
     ("a", "b", "expected"),
     [
         ("float32", "float32", "float32"),
-        ("int32", "float32", "float64"),  # NumPy's rule for array + array
+        ("int32", "float32", "float32"),  # an integer meeting a float takes the float's dtype (NumPy: float64)
+        ("float32", "int32", "float32"),
+        ("int64", "float32", "float32"),
+        ("int32", "float64", "float64"),
         ("int32", "int64", "int64"),
         ("float32", "float64", "float64"),
         ("bool", "int32", "int32"),
+        ("bool", "float32", "float32"),
         ("int64", "float64", "float64"),
     ],
 )
-def test_promotion_follows_numpy_for_tensors(a: str, b: str, expected: str) -> None:
+def test_promotion_of_two_tensors_follows_tfjs(a: str, b: str, expected: str) -> None:
     result = tp.tensor([1], dtype=a) + tp.tensor([1], dtype=b)
     assert result.dtype == expected
+    assert (tp.tensor([1], dtype=a) < tp.tensor([2], dtype=b)).tolist() == [True]
+
+
+def test_an_integer_meeting_a_float_keeps_its_values_in_the_float() -> None:
+    assert (tp.tensor([3], dtype="int32") * tp.tensor([0.5], dtype="float32")).tolist() == [1.5]
+    assert tp.concat([tp.tensor([1], dtype="int64"), tp.tensor([2.5], dtype="float32")]).dtype == "float32"
 
 
 def test_python_scalars_are_weak() -> None:
@@ -273,11 +283,23 @@ def test_variables_assign_and_check() -> None:
     assert w.tolist() == [5.0, 6.0]
     with pytest.raises(tp.ShapeError, match="w_assign"):
         w.assign(tp.tensor([1.0]))
+    w.assign(tp.tensor([5.0, 6.0]))
     direct = tp.Variable([1, 2], trainable=False, name="w_direct", dtype="float64")
     assert (direct.name, direct.trainable, direct.dtype) == ("w_direct", False, "float64")
     snapshot = tp.tensor(w)
     w.assign([0.0, 0.0])
     assert snapshot.tolist() == [5.0, 6.0]
+
+
+def test_assigning_another_dtype_to_a_variable_is_a_dtype_error() -> None:
+    w = tp.variable([1.0, 2.0], name="w_dtype")
+    with pytest.raises(tp.DTypeError, match=r"w_dtype.*float64\[2\].*float32\[2\].*tp\.cast\(value, 'float32'\)"):
+        w.assign(tp.tensor([3.0, 4.0], dtype="float64"))
+    with pytest.raises(tp.DTypeError, match="w_dtype"):
+        w.assign(tp.tensor([3, 4], dtype="int32"))
+    assert (w.dtype, w.tolist()) == ("float32", [1.0, 2.0])  # nothing changed
+    with pytest.raises(tp.ShapeError, match="w_dtype"):  # another shape is still a ShapeError
+        w.assign(tp.tensor([1.0]))
 
 
 def test_tensors_and_variables_pickle_under_their_public_names() -> None:

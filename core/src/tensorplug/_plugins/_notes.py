@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tensorplug._plugins._overrides import close_kernel_names
 from tensorplug._runtime._engine import engine
 from tensorplug._runtime._errors import warn
-from tensorplug._runtime._registry import kernel_registry
+from tensorplug._runtime._registry import close_kernel_names, kernel_registry
 from tensorplug.kernel_names import CATALOGUE
 
 if TYPE_CHECKING:

@@ -33,6 +33,7 @@ from tensorplug._runtime._registry import (
     GradFunc,
     GradientSpec,
     LayeredRegistry,
+    close_kernel_names,
     exact,
     gradient_registry,
     kernel_registry,
@@ -105,14 +106,6 @@ def kernel_name_problem(name: object, *, new_kernel: bool = False, existing: boo
         f"{name!r} is not a known kernel (none is registered on any backend, and it has no gradient); {hint}"
         "If it is a new kernel, register the kernel first, or pass new_kernel=True"
     )
-
-
-def close_kernel_names(name: str, known: set[str]) -> list[str]:
-    """Up to three names of ``known`` close to ``name`` (case aside), closest first: what a misspelling meant."""
-    from difflib import get_close_matches  # only for this message
-
-    by_case = {str(k).lower(): str(k) for k in known}
-    return [by_case[k] for k in get_close_matches(name.lower(), list(by_case), n=3, cutoff=0.75)]
 
 
 def _as_spec(kernel_name: str, value: GradFunc | GradientSpec | str | None, source: str) -> GradientSpec:

@@ -1,8 +1,11 @@
 """Dtypes are plain strings; this module owns their names, promotion and host mapping.
 
-Promotion follows NumPy's rules for array-array operations. Python scalars
-are "weak": they take the dtype of the tensor they meet (a Python float
-turns an integer tensor into the default float, float32).
+Promotion of two tensors follows TensorFlow.js: the higher kind wins (bool <
+integer < float) and, within a kind, the wider dtype; an integer tensor
+meeting a float tensor takes the float's dtype (int32 + float32 -> float32,
+not NumPy's float64). Python scalars are "weak": they take the dtype of the
+tensor they meet (a Python float turns an integer tensor into the default
+float, float32).
 """
 
 from __future__ import annotations
@@ -25,17 +28,12 @@ INT_DTYPES: Final = frozenset({int32, int64})
 DEFAULT_FLOAT: Final = float32
 DEFAULT_INT: Final = int32
 
-# The NumPy promotion lattice restricted to our five dtypes (array with array).
+# Tensor with tensor: the higher of the two in this order (TensorFlow.js's upcast rule): an integer meeting a
+# float takes the float's dtype, so int32 + float32 and int64 + float32 are float32 (NumPy would give float64).
 _RANK = {bool_: 0, int32: 1, int64: 2, float32: 3, float64: 4}
-_PROMOTE: Final[dict[tuple[str, str], str]] = {}
-for _a in DTYPES:
-    for _b in DTYPES:
-        _hi, _lo = (_a, _b) if _RANK[_a] >= _RANK[_b] else (_b, _a)
-        if _hi == float32 and _lo in INT_DTYPES:
-            _PROMOTE[(_a, _b)] = float64  # as NumPy: int32 + float32 -> float64
-        else:
-            _PROMOTE[(_a, _b)] = _hi
-del _a, _b, _hi, _lo
+_PROMOTE: Final[dict[tuple[str, str], str]] = {
+    (_a, _b): (_a if _RANK[_a] >= _RANK[_b] else _b) for _a in DTYPES for _b in DTYPES
+}
 
 
 _NUMPY_NAMES: Final[dict[np.dtype[Any], str]] = {np.dtype(name): name for name in DTYPES}

@@ -298,6 +298,14 @@ kernel_registry: LayeredRegistry[KernelSpec] = LayeredRegistry("kernel")
 gradient_registry: LayeredRegistry[GradientSpec] = LayeredRegistry("gradient")
 
 
+def close_kernel_names(name: str, known: set[str]) -> list[str]:
+    """Up to three names of ``known`` close to ``name`` (case aside), closest first: what a misspelling meant."""
+    from difflib import get_close_matches  # only for this message: difflib stays out of `import tensorplug`
+
+    by_case = {str(k).lower(): str(k) for k in known}
+    return [by_case[k] for k in get_close_matches(name.lower(), list(by_case), n=3, cutoff=0.75)]
+
+
 def exact(value: Any) -> Any:
     """``value`` as an exact ``str`` when it is an instance of a str subclass, else ``value`` itself.
 

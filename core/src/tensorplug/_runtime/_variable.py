@@ -12,7 +12,7 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
-from tensorplug._runtime._errors import GradientError, ShapeError
+from tensorplug._runtime._errors import DTypeError, GradientError, ShapeError
 from tensorplug._runtime._printing import _repr
 from tensorplug._runtime._state import Record, state
 from tensorplug._runtime._tensor import Tensor, describe
@@ -59,10 +59,16 @@ class Variable(Tensor):
         computed, as an optimizer's ``apply`` does.
         """
         new = _ops.as_tensor(value, self.dtype)
-        if new.shape != self.shape or new.dtype != self.dtype:
+        if new.dtype != self.dtype:
+            raise DTypeError(
+                f"Variable {self.name!r}.assign(): value is {describe(new)} on backend {new.backend!r}, the variable "
+                f"is {describe(self)}; cast the value first (tp.cast(value, {self.dtype!r})), or make a new variable "
+                "to change its dtype"
+            )
+        if new.shape != self.shape:
             raise ShapeError(
-                f"Variable {self.name!r}.assign(): value is {describe(new)}, the variable is {describe(self)}; "
-                "make a new variable to change shape or dtype"
+                f"Variable {self.name!r}.assign(): value is {describe(new)} on backend {new.backend!r}, the variable "
+                f"is {describe(self)}; make a new variable to change its shape"
             )
         tape = state.tape
         if tape is not None:

@@ -38,6 +38,8 @@ from tensorplug.ops import range as range_
 from tensorplug.ops import slice as slice_
 from tensorplug.ops._slicing import slice_spec
 
+_INT32_MAX = 2**31 - 1
+
 # -- joining and splitting -----------------------------------------------------------------
 
 
@@ -189,7 +191,9 @@ def grad_top_k(dy: list[Tensor], saved: tuple[Any, ...], attrs: dict[str, Any]) 
     def dx() -> Tensor:
         size, k = x.shape[-1], attrs["k"]
         rows = math.prod(x.shape[:-1])
-        offsets = reshape(mul(range_(0, rows, dtype="int64"), size), (rows, 1))
+        # Positions in the flattened x, in int32 (which every backend stores) while they fit, as TopK's indices.
+        index_dtype = "int32" if rows * size <= _INT32_MAX else "int64"
+        offsets = reshape(mul(range_(0, rows, dtype=index_dtype), size), (rows, 1))
         positions = reshape(add(reshape(indices, (rows, k)), offsets), (rows * k, 1))
         return reshape(scatter_nd(positions, reshape(dy[0], (rows * k,)), (rows * size,)), x.shape)
 

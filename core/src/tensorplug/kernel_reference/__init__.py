@@ -266,6 +266,16 @@ conformance suite makes against it.
 
 Dtypes: `float32`, `float64`, `int32`, `int64`, `bool`. Elementwise results
 have the broadcast shape of the inputs; empty inputs give empty results.
+
+Dtype promotion (what the ops do before a kernel of several inputs is
+called) follows TensorFlow.js, not NumPy: two tensors take the higher of
+their dtypes in the order bool < int32 < int64 < float32 < float64, so an
+integer tensor meeting a float tensor takes the float's dtype (`int32 +
+float32` and `int64 + float32` are `float32`, `int32 + float64` is
+`float64`). A Python scalar is weak: it takes the tensor's dtype (`x * 2`
+keeps `int32`, `x * 2.0` keeps `float64`), unless it is a float meeting an
+integer or bool tensor, which gives `float32`, or an int meeting a bool
+tensor, which gives `int32`.
 """
 
 

@@ -6,8 +6,8 @@ from tensorplug import kernel_names as K
 from tensorplug.kernel_reference._entries import ALL, BOOL, FLOAT, NUMERIC, Input, KernelEntry, Note, Output
 from tensorplug.kernel_reference._unary import _SUBNORMAL
 
-_BROADCAST = "a and b have one dtype (the op promotes them: NumPy's table, Python scalars weak) and shapes that " \
-             "broadcast (NumPy's rules); y has the broadcast shape"  # fmt: skip
+_BROADCAST = "a and b have one dtype (the op promotes them: an integer meeting a float takes the float's dtype, " \
+             "Python scalars weak) and shapes that broadcast (NumPy's rules); y has the broadcast shape"  # fmt: skip
 _AB_EMPTY = Note("empty operands give an empty result of the broadcast shape", ("empty",))
 
 

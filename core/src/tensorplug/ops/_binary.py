@@ -1,7 +1,8 @@
 """Elementwise binary ops with NumPy broadcasting and dtype promotion (kernel inputs ``a``, ``b``).
 
-Operands are promoted to one dtype by NumPy's table, Python scalars being
-weak (``x * 2.0`` keeps a float32 ``x`` float32). Kernels always receive
+Operands are promoted to one dtype as TensorFlow.js does (an integer tensor
+meeting a float tensor takes the float's dtype), Python scalars being weak
+(``x * 2.0`` keeps a float32 ``x`` float32). Kernels always receive
 operands of one dtype whose shapes broadcast.
 """
 
@@ -77,15 +78,15 @@ _SQUARED_DIFFERENCE = Site("squared_difference", K.SQUARED_DIFFERENCE)
 _ATAN2 = Site("atan2", K.ATAN2)
 _FLOOR_DIV = Site("floor_div", K.FLOOR_DIV)
 _MOD = Site("mod", K.MOD)
-_EQUAL = Site("equal", K.EQUAL)
-_NOT_EQUAL = Site("not_equal", K.NOT_EQUAL)
-_LESS = Site("less", K.LESS)
-_LESS_EQUAL = Site("less_equal", K.LESS_EQUAL)
-_GREATER = Site("greater", K.GREATER)
-_GREATER_EQUAL = Site("greater_equal", K.GREATER_EQUAL)
-_LOGICAL_AND = Site("logical_and", K.LOGICAL_AND)
-_LOGICAL_OR = Site("logical_or", K.LOGICAL_OR)
-_LOGICAL_XOR = Site("logical_xor", K.LOGICAL_XOR)
+_EQUAL = Site("equal", K.EQUAL, out="bool")
+_NOT_EQUAL = Site("not_equal", K.NOT_EQUAL, out="bool")
+_LESS = Site("less", K.LESS, out="bool")
+_LESS_EQUAL = Site("less_equal", K.LESS_EQUAL, out="bool")
+_GREATER = Site("greater", K.GREATER, out="bool")
+_GREATER_EQUAL = Site("greater_equal", K.GREATER_EQUAL, out="bool")
+_LOGICAL_AND = Site("logical_and", K.LOGICAL_AND, out="bool")
+_LOGICAL_OR = Site("logical_or", K.LOGICAL_OR, out="bool")
+_LOGICAL_XOR = Site("logical_xor", K.LOGICAL_XOR, out="bool")
 
 
 # -- arithmetic -----------------------------------------------------------------

@@ -31,21 +31,29 @@ from tensorplug._runtime._engine import (
 from tensorplug._runtime._errors import TensorplugError
 from tensorplug._runtime._state import Record, new_record, state
 from tensorplug._runtime._tensor import Tensor
+from tensorplug.ops._convert import wrong_output_dtype
 from tensorplug.ops._promote import binary_operands, scalar_like
 from tensorplug.ops._shapes import broadcasts
 
 
 class Site:
-    """One op's checked calls: its name, its kernel's name, and an entry per input dtype it took as it was."""
+    """One op's checked calls: its name, its kernel's name, the dtype its kernel must return (``out``; None: the
+    dtype of its inputs, as the kernel reference declares), and an entry per input dtype it took as it was."""
 
-    __slots__ = ("entries", "kernel", "op")
+    __slots__ = ("entries", "kernel", "op", "out")
 
-    def __init__(self, op: str, kernel: str) -> None:
+    def __init__(self, op: str, kernel: str, out: str | None = None) -> None:
         self.op = op
         self.kernel = kernel
+        self.out = out
         self.entries: dict[str | None, Entry] = {}
 
     def learn(self, dtype: str, table: dict[str, Any], out: Tensor) -> None:
+        """Keep the entry for inputs of ``dtype`` after a checked call gave ``out``, once ``out``'s dtype is the
+        declared one: a kernel returning another dtype is refused here, before any later call would trust it."""
+        expected = dtype if self.out is None else self.out
+        if out.dtype != expected:
+            raise wrong_output_dtype(self.kernel, f"{self.op}() on {dtype} inputs", out, expected)
         entry = make_entry(self.kernel, table, out)
         if entry is not None:
             self.entries[dtype] = entry

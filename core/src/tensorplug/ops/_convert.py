@@ -10,7 +10,7 @@ import numpy as np
 from tensorplug import kernel_names as K
 from tensorplug._runtime import _dtypes
 from tensorplug._runtime._engine import dispatch, engine
-from tensorplug._runtime._errors import BackendError, DTypeError, TensorplugError
+from tensorplug._runtime._errors import BackendError, DTypeError, KernelError, TensorplugError
 from tensorplug._runtime._tensor import (
     Tensor,
     describe,
@@ -248,7 +248,49 @@ def cast(x: Any, dtype: Any) -> Tensor:
     t = as_tensor(x)
     if t.dtype == target:
         return t
-    backend = engine.active or t._backend
-    if backend.unsupported_dtypes and target in backend.unsupported_dtypes:
-        raise unsupported_dtype_error(f"cast(x, {target!r}) of {describe(t)}", backend, target, t.shape)
-    return dispatch(K.CAST, {"x": t}, {"dtype": target})
+    check_storable("cast", target, t.shape, engine.active or t._backend, t)
+    return run_declared(K.CAST, "cast", {"x": t}, {"dtype": target})
+
+
+# (kernel, dtype) -> the dispatch table on which that kernel, asked for that dtype, returned it
+_VERIFIED: dict[tuple[str, str], dict[str, Any]] = {}
+
+
+def run_declared(kernel: str, op: str, inputs: dict[str, Any], attrs: dict[str, Any]) -> Tensor:
+    """Run ``kernel`` for op ``op``, whose output must have the dtype of ``attrs["dtype"]``; a KernelError naming
+    both otherwise. Checked on the first call per kernel and dtype of each dispatch table (as the checked calls
+    check theirs, see ``ops._checked``); later calls trust it, and their output knows its dtype unread."""
+    dtype = attrs["dtype"]
+    table = engine.table
+    out = dispatch(kernel, inputs, attrs)
+    key = (kernel, dtype)
+    if _VERIFIED.get(key) is table and out._backend is engine.active:
+        out._dtype = dtype
+        return out
+    if out.dtype != dtype:
+        raise wrong_output_dtype(kernel, f"{op}(..., dtype={dtype!r})", out, dtype)
+    if engine.table is table:
+        _VERIFIED[key] = table
+    return out
+
+
+def wrong_output_dtype(kernel: str, call: str, out: Tensor, dtype: str) -> KernelError:
+    """The error for kernel ``kernel``, which returned ``out`` for ``call`` where its contract says ``dtype``."""
+    return KernelError(
+        f"kernel {kernel!r} on backend {out.backend!r} returned {describe(out)} for {call}, where it must return "
+        f"{dtype} (tensorplug kernels {kernel} shows its contract); the kernel registered for it "
+        f"(tp.kernel_stack({kernel!r}, {out.backend!r}) shows whose) must return {dtype}, casting its result if "
+        "it computes in another dtype"
+    )
+
+
+def check_storable(op: str, dtype: str, shape: tuple[int, ...], backend: Any = None, x: Tensor | None = None) -> None:
+    """Refuse to make a tensor of ``dtype`` and ``shape`` on ``backend`` (the active one by default) when the
+    backend declares it cannot store that dtype (``Backend.unsupported_dtypes``): what every op asked for an
+    explicit dtype (``cast`` of ``x``, ``fill``, ``range``...) checks before its kernel runs."""
+    if backend is None:
+        backend = engine.active or engine.ensure_active()
+    unsupported = backend.unsupported_dtypes
+    if unsupported and dtype in unsupported:
+        call = f"{op}(..., dtype={dtype!r})" if x is None else f"{op}(x, {dtype!r}) of {describe(x)}"
+        raise unsupported_dtype_error(call, backend, dtype, shape)

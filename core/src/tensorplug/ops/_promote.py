@@ -1,4 +1,4 @@
-"""Dtype promotion of operands: NumPy's table for tensors, weak Python scalars, and the cached scalar tensors."""
+"""Dtype promotion of operands: TensorFlow.js's rule for tensors, weak Python scalars, and the cached scalar tensors."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def binary_operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
 
 
 def promote_all(values: Sequence[Any]) -> list[Tensor]:
-    """A non-empty sequence of tensor-likes as tensors cast to their common dtype (NumPy's promotion table)."""
+    """A non-empty sequence of tensor-likes as tensors cast to their common dtype (:func:`_dtypes.promote`)."""
     ts = [as_tensor(v) for v in values]
     dtype = ts[0].dtype
     for t in ts[1:]:
@@ -67,7 +67,9 @@ def promote_operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
     """Convert two operands to tensors and promote them to one dtype.
 
     Tensors (and numpy arrays, numpy scalars and lists, which become tensors
-    first) promote by NumPy's table. A Python scalar is weak: it takes the
+    first) promote as TensorFlow.js does: the higher dtype of the two, so an
+    integer meeting a float takes the float's dtype (int32 + float32 is
+    float32, where NumPy gives float64). A Python scalar is weak: it takes the
     other operand's dtype, unless its kind is higher (a float meeting an
     integer tensor), in which case both take the default dtype of that kind.
     """

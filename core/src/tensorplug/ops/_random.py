@@ -15,9 +15,9 @@ import numpy as np
 
 from tensorplug import kernel_names as K
 from tensorplug._runtime import _dtypes
-from tensorplug._runtime._engine import dispatch
 from tensorplug._runtime._errors import DTypeError, InvalidArgumentError
 from tensorplug._runtime._tensor import Tensor
+from tensorplug.ops._convert import check_storable, run_declared
 from tensorplug.ops._shapes import normalize_shape
 
 __all__ = ["random_uniform", "random_normal"]
@@ -49,8 +49,9 @@ def random_uniform(
             raise InvalidArgumentError(
                 f"{op}: {target} samples need minval < maxval within [{info.min}, {info.max + 1}], got [{low}, {high})"
             )
+    check_storable(op, target, dims)
     attrs = {"shape": dims, "minval": low, "maxval": high, "dtype": target, "seed": _seed(op, seed)}
-    return dispatch(K.RANDOM_UNIFORM, {}, attrs)
+    return run_declared(K.RANDOM_UNIFORM, op, {}, attrs)
 
 
 def random_normal(
@@ -70,8 +71,9 @@ def random_normal(
     center, spread = _finite(op, "mean", mean), _finite(op, "stddev", stddev)
     if spread < 0:
         raise InvalidArgumentError(f"{op}: stddev must be non-negative, got {spread}")
+    check_storable(op, target, dims)
     attrs = {"shape": dims, "mean": center, "stddev": spread, "dtype": target, "seed": _seed(op, seed)}
-    return dispatch(K.RANDOM_NORMAL, {}, attrs)
+    return run_declared(K.RANDOM_NORMAL, op, {}, attrs)
 
 
 def _finite(op: str, name: str, value: Any) -> float:

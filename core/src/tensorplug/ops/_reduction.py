@@ -77,8 +77,8 @@ _PROD = Site("prod", K.PROD)
 _MEAN = Site("mean", K.MEAN)
 _MAX = Site("max", K.MAX)
 _MIN = Site("min", K.MIN)
-_ALL = Site("all", K.ALL)
-_ANY = Site("any", K.ANY)
+_ALL = Site("all", K.ALL, out="bool")
+_ANY = Site("any", K.ANY, out="bool")
 
 
 def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:

@@ -10,13 +10,13 @@ import numpy as np
 
 from tensorplug import kernel_names as K
 from tensorplug._runtime import _dtypes
-from tensorplug._runtime._engine import dispatch
+from tensorplug._runtime._engine import dispatch, engine
 from tensorplug._runtime._errors import DTypeError, InvalidArgumentError, ShapeError
 from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug.ops._args import check_indices, check_numeric, dispatch_several, int_arg, ints_arg, scalar_of
 from tensorplug.ops._binary import add, mul
 from tensorplug.ops._checked import Site, unary
-from tensorplug.ops._convert import as_tensor, cast
+from tensorplug.ops._convert import as_tensor, cast, check_storable, run_declared
 from tensorplug.ops._shapes import broadcast_shapes, normalize_axes, normalize_shape
 
 __all__ = [
@@ -160,7 +160,8 @@ def fill(shape: Any, value: bool | int | float, dtype: Any = None) -> Tensor:
             dtype = _dtypes.DEFAULT_FLOAT
     checked = _dtypes.check_dtype(dtype, "fill()")
     value = scalar_of("fill", "value", value, checked)
-    return dispatch(K.FILL, {}, {"shape": dims, "value": value, "dtype": checked})
+    check_storable("fill", checked, dims)
+    return run_declared(K.FILL, "fill", {}, {"shape": dims, "value": value, "dtype": checked})
 
 
 def full(shape: Any, value: bool | int | float, dtype: Any = None) -> Tensor:
@@ -213,7 +214,9 @@ def one_hot(indices: Any, depth: int, on_value: Any = 1, off_value: Any = 0, dty
     target = _dtypes.check_dtype(dtype, "one_hot()")
     on = scalar_of("one_hot", "on_value", on_value, target)
     off = scalar_of("one_hot", "off_value", off_value, target)
-    return dispatch(K.ONE_HOT, {"indices": t}, {"depth": n, "on_value": on, "off_value": off, "dtype": target})
+    check_storable("one_hot", target, (*t.shape, n))
+    attrs = {"depth": n, "on_value": on, "off_value": off, "dtype": target}
+    return run_declared(K.ONE_HOT, "one_hot", {"indices": t}, attrs)
 
 
 def range(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Tensor:
@@ -238,8 +241,10 @@ def range(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Ten
         raise InvalidArgumentError(f"range: start, stop and step must be finite, got {start!r}, {stop!r}, {step!r}")
     if values[2] == 0:
         raise InvalidArgumentError(f"range: step must not be zero, got start={start!r}, stop={stop!r}, step={step!r}")
+    count = builtins.max(0, math.ceil((values[1] - values[0]) / values[2]))
+    check_storable("range", target, (count,))
     attrs = {"start": values[0], "stop": values[1], "step": values[2], "dtype": target}
-    return dispatch(K.RANGE, {}, attrs)
+    return run_declared(K.RANGE, "range", {}, attrs)
 
 
 arange = range
@@ -262,9 +267,12 @@ def linspace(start: float, stop: float, num: int) -> Tensor:
         return fill((1,), first, _dtypes.float32)
     from tensorplug.ops._indexing import concat  # (ops._indexing builds on this module)
 
-    # start + i * step computed in float64 and rounded once; the last value is exactly ``stop``.
+    # start + i * step computed in float64 (in float32 on a backend that cannot store float64) and rounded
+    # once; the last value is exactly ``stop``.
     step = (last - first) / (n - 1)
-    head = add(mul(range(0, n - 1, dtype=_dtypes.float64), step), first)
+    backend = engine.active or engine.ensure_active()
+    wide = _dtypes.float32 if _dtypes.float64 in backend.unsupported_dtypes else _dtypes.float64
+    head = add(mul(range(0, n - 1, dtype=wide), step), first)
     return concat([cast(head, _dtypes.float32), fill((1,), last, _dtypes.float32)])
 
 

@@ -29,10 +29,13 @@ from tensorplug._runtime._registry import (
     BackendSpec,
     KernelFunc,
     KernelSpec,
+    close_kernel_names,
+    gradient_registry,
     kernel_registry,
     resolve,
 )
 from tensorplug._runtime._tensor import Tensor, moved_storage
+from tensorplug.kernel_names import CATALOGUE
 
 INSTALL_HINT = (
     "install a backend, for example `pip install tensorplug-numpy` (CPU) "
@@ -388,6 +391,10 @@ def missing_kernel_message(name: str, backend_name: str) -> str:
         )
     else:
         hint = f"No backend has it; register one with tp.register_kernel({name!r}, {backend_name!r}, fn)."
+        known = {*CATALOGUE, *(s.kernel_name for s in kernel_registry), *(s.kernel_name for s in gradient_registry)}
+        close = close_kernel_names(name, known)
+        if close:
+            hint = f"Did you mean {' or '.join(map(repr, close))}? {hint}"
     return f"No kernel {name!r} is registered for backend {backend_name!r}{nor}. {hint}"
 
 

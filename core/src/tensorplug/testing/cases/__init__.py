@@ -18,13 +18,10 @@ from tensorplug.testing.cases import (
     _unary,
 )
 
-# The dtypes some cases' ops use beyond their inputs' and expected values' (Case.dtypes): a dtype argument, NumPy's
-# promotion of int32 with float32 to float64, the masks and indices inside a gradient. With them the suite knows what
-# a backend must store to run each case; tests/unit/test_conformance.py checks this table on numpy.
-_PROMOTES_TO_FLOAT64 = [f"{k}-promote-int32-float32" for k in ("Equal", "NotEqual", "Less", "LessEqual", "Greater",
-                                                                "GreaterEqual")]  # fmt: skip
+# The dtypes some cases' ops use beyond their inputs' and expected values' (Case.dtypes): a dtype argument, the masks
+# and indices inside a gradient. With them the suite knows what a backend must store to run each case;
+# tests/unit/test_conformance.py checks this table on numpy.
 EXTRA_DTYPES: dict[str, tuple[str, ...]] = {
-    **{case_id: ("float64",) for case_id in _PROMOTES_TO_FLOAT64},
     **{f"Range-{name}": ("float64",) for name in ("linspace", "linspace-down", "linspace-endpoints")},
     "RandomUniform-range-float64": ("float64",),
     "RandomNormal-mean-stddev-float64": ("float64",),

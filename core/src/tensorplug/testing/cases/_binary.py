@@ -72,7 +72,8 @@ CASES: list[Case] = [
     Case(K.ADD, tp.add, (f64(2.0), f64([1.0, 2.0])), f64([3.0, 4.0]), name="scalar-and-vector"),
     Case(K.ADD, tp.add, (i32([1, -2, 7]), i32([3, 4, -7])), i32([4, 2, 0]), name="int32"),
     Case(K.ADD, tp.add, (i64([2**40, -1]), i64([1, 1])), i64([2**40 + 1, 0]), name="int64"),
-    Case(K.ADD, tp.add, (i32([1, 2]), f32([0.5, 0.25])), f64([1.5, 2.25]), name="promote-int32-float32"),
+    Case(K.ADD, tp.add, (i32([1, 2]), f32([0.5, 0.25])), f32([1.5, 2.25]), name="promote-int32-float32"),
+    Case(K.ADD, tp.add, (i64([4, -3]), f32([0.5, 0.25])), f32([4.5, -2.75]), name="promote-int64-float32"),
     Case(K.ADD, tp.add, (i32([1]), i64([2])), i64([3]), name="promote-int32-int64"),
     Case(K.ADD, tp.add, (f32([1.0, 2.0]), 0.5), f32([1.5, 2.5]), name="weak-float"),
     Case(K.ADD, tp.add, (i32([1, 2]), 0.5), f32([1.5, 2.5]), name="weak-float-meets-int"),
@@ -224,7 +225,7 @@ CASES: list[Case] = [
     Case(K.MAXIMUM, tp.maximum, (f64([inf, -inf]), f64([1.0, 1.0])), f64([inf, 1.0]), name="inf"),
     Case(K.MAXIMUM, tp.maximum, (i32([1, -5, 3]), i32([2, -7, 3])), i32([2, -5, 3]), name="int32"),
     Case(K.MAXIMUM, tp.maximum, (i64([2**40, -1]), i64([1, 2**41])), i64([2**40, 2**41]), name="int64"),
-    Case(K.MAXIMUM, tp.maximum, (i32([1, 4]), f32([2.5, 0.5])), f64([2.5, 4.0]), name="promote-int32-float32"),
+    Case(K.MAXIMUM, tp.maximum, (i32([1, 4]), f32([2.5, 0.5])), f32([2.5, 4.0]), name="promote-int32-float32"),
     Case(K.MAXIMUM, tp.maximum, (b8([1, 1, 0, 0]), b8([1, 0, 1, 0])), b8([1, 1, 1, 0]), name="bool"),
     Case(K.MAXIMUM, tp.maximum, (f32([[-1.0], [2.0]]), 0.0), f32([[0.0], [2.0]]), name="weak-float"),
     Case(
@@ -252,7 +253,7 @@ CASES: list[Case] = [
     Case(K.MINIMUM, tp.minimum, (f64([inf, -inf]), f64([1.0, 1.0])), f64([1.0, -inf]), name="inf"),
     Case(K.MINIMUM, tp.minimum, (i32([1, -5, 3]), i32([2, -7, 3])), i32([1, -7, 3]), name="int32"),
     Case(K.MINIMUM, tp.minimum, (i64([2**40, -1]), i64([1, 2**41])), i64([1, -1]), name="int64"),
-    Case(K.MINIMUM, tp.minimum, (i32([1, 4]), f32([2.5, 0.5])), f64([1.0, 0.5]), name="promote-int32-float32"),
+    Case(K.MINIMUM, tp.minimum, (i32([1, 4]), f32([2.5, 0.5])), f32([1.0, 0.5]), name="promote-int32-float32"),
     Case(K.MINIMUM, tp.minimum, (b8([1, 1, 0, 0]), b8([1, 0, 1, 0])), b8([1, 0, 0, 0]), name="bool"),
     Case(K.MINIMUM, tp.minimum, (i32([[-1], [2]]), 0), i32([[-1], [0]]), name="weak-int"),
     Case(

@@ -233,6 +233,7 @@ CONCAT = [
          b8([True, False, True]), name="bool-three"),
     Case(K.CONCAT, lambda a, b: tp.concat([a, b]), (i32([1]), i64([2])), i64([1, 2]), name="promotes-int64"),
     Case(K.CONCAT, lambda a, b: tp.concat([a, b]), (i32([1]), f64([2.5])), f64([1, 2.5]), name="promotes-float64"),
+    Case(K.CONCAT, lambda a, b: tp.concat([a, b]), (i64([1]), f32([2.5])), f32([1, 2.5]), name="promotes-float32"),
     Case(K.CONCAT, lambda a: tp.concat([a], 1), (f64([[1, 2]]),), f64([[1, 2]]), name="single"),
     Case(K.CONCAT, lambda a, b: tp.concat([a, b]), (f32(np.zeros((0, 2))), f32([[1, 2]])), f32([[1, 2]]),
          name="with-empty"),
