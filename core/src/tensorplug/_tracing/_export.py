@@ -355,8 +355,8 @@ _GROWTHS: tuple[Callable[[int], int], ...] = (lambda n: n + 1, lambda n: 2 * n +
 def _follows(step: Step, attr: str, program: Program) -> bool:
     """A Reshape's target shape is its output's shape: where it grows with a dynamic axis, an exporter writes
     that axis as the size the rest leaves (ONNX's -1), so it may differ between the traces."""
-    return step.kernel == K.RESHAPE and attr == "shape" and program.specs[step.outputs[0]].shape == tuple(
-        step.attrs[attr]
+    return (
+        step.kernel == K.RESHAPE and attr == "shape" and program.specs[step.outputs[0]].shape == tuple(step.attrs[attr])
     )
 
 
