@@ -441,17 +441,17 @@ def function(fn: Callable[P, R] | None = None, *, max_traces: int = DEFAULT_MAX_
 
     Use it as ``@tp.function``, ``@tp.function(max_traces=4)`` or ``tp.function(fn)``. The first call with a
     new signature (each tensor argument's shape, dtype, backend and device; which arguments are the same
-    tensor; other arguments by value, ``0.0`` and ``-0.0`` apart; the active backend and gradient override
-    scopes) runs ``fn`` eagerly and records every kernel it runs, forward and backward; later calls replay
-    those kernels on raw storage. Variables are read at the start of each replay and ``assign`` is redone, so
-    an optimizer step inside ``fn`` updates them at every call (with the optimizer's hyper-parameters of
-    that call); a replay that raises leaves every Variable, and the optimizers' step counts, as they were.
-    A Variable ``fn`` returns is returned itself. Tracing in one thread changes nothing other threads see.
-    Python side effects (print, making Variables or optimizer slots) happen at trace time only. See the
-    README section "Tracing with tp.function" for what cannot be replayed (it then runs eagerly, with a
-    ``tp.FunctionWarning``), and how gradient scopes, ``tp.profile`` and ``tp.debug`` behave. A backend may
-    lower the program it traced into a faster replay of its own (:meth:`Backend.lower`); ``lower=False`` keeps
-    the plain replay (each kernel called in turn).
+    tensor, and which are a tensor ``fn`` captures, one tensor with it as eagerly; other arguments by value,
+    ``0.0`` and ``-0.0`` apart; the active backend and gradient override scopes) runs ``fn`` eagerly and records
+    every kernel it runs, forward and backward; later calls replay those kernels on raw storage. Variables are read
+    at the start of each replay and ``assign`` is redone, so an optimizer step inside ``fn`` updates them at every
+    call (with the optimizer's hyper-parameters of that call); a replay that raises leaves every Variable, and the
+    optimizers' step counts, as they were. A Variable ``fn`` returns is returned itself. Tracing in one thread
+    changes nothing other threads see. Python side effects (print, making Variables or optimizer slots) happen at
+    trace time only. See the README section "Tracing with tp.function" for what cannot be replayed (it then runs
+    eagerly, with a ``tp.FunctionWarning``), and how gradient scopes, ``tp.profile`` and ``tp.debug`` behave. A
+    backend may lower the program it traced into a faster replay of its own (:meth:`Backend.lower`);
+    ``lower=False`` keeps the plain replay (each kernel called in turn).
 
     >>> import tensorplug as tp
     >>> @tp.function
