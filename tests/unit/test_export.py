@@ -206,6 +206,19 @@ def test_a_reshape_that_grows_with_the_dynamic_axis_is_dynamic_there() -> None:
     assert kept == again == {0: "batch"}
 
 
+def test_a_function_that_fails_at_another_size_of_a_dynamic_axis_says_which() -> None:
+    capture()
+
+    def pairs(x: tp.Tensor) -> tp.Tensor:
+        return tp.reshape(x, (-1, 2, 3))  # an even number of rows only
+
+    with pytest.raises(tp.ExportError) as caught:
+        tp.export(pairs, tp.ones((4, 3)), format="capture", dynamic_axes={"x": {0: "batch"}})
+    message = str(caught.value)
+    assert "a dynamic axis takes any size, but traced again with x of shape (5, 3) (zeros), the function" in message
+    assert "reshape: cannot reshape float32[5, 3]" in message
+
+
 def test_dynamic_axes_are_checked() -> None:
     capture()
     x = tp.ones((4, 3))

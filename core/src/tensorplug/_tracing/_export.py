@@ -302,11 +302,19 @@ def _dynamic(
     others = []
     for grow in _GROWTHS:
         larger = {}
+        shapes = []
         for position, axes in asked.items():
             leaf = leaves[position]
             shape = [grow(n) if i in axes else n for i, n in enumerate(leaf.shape)]
             larger[id(leaf)] = zeros(shape, leaf.dtype)
-        _, traced = _trace(call, fn, name, _swap(args, larger))
+            shapes.append(f"{inputs[position]} of shape {tuple(shape)}")
+        try:
+            _, traced = _trace(call, fn, name, _swap(args, larger))
+        except ExportError as exc:
+            raise ExportError(
+                f"{call}: a dynamic axis takes any size, but traced again with {', '.join(shapes)} (zeros), the "
+                f"function fails: {str(exc).removeprefix(call + ': ')}"
+            ) from exc
         _same_program(call, program, traced)
         others.append(traced)
     other = others[0]
