@@ -703,6 +703,16 @@ def _reshape_ref(x: np.ndarray, shape: Any) -> np.ndarray:
     return numpy_or_refuse(np.reshape, x, tuple(shape))
 
 
+def _flatten_ref(x: np.ndarray, start_axis: Any = 1) -> np.ndarray:
+    if isinstance(start_axis, bool | np.bool_) or not isinstance(start_axis, int | np.integer):
+        raise Refused("a non-int axis")
+    rank = max(x.ndim, 1)
+    if not -rank <= start_axis < rank:
+        raise Refused("the axis is out of range")
+    start = int(start_axis) % rank
+    return x.reshape((*x.shape[:start], int(np.prod(x.shape[start:], dtype=np.int64))))
+
+
 def _perms(x: np.ndarray) -> st.SearchStrategy[Any]:
     n = x.ndim
     return st.one_of(
@@ -1516,6 +1526,7 @@ def _shape_specs() -> list[OpSpec]:
         OpSpec("matmul", tp.matmul, ("BatchMatMul",), matmul_calls(), _matmul_ref, inner=("reshape",)),
         OpSpec("einsum", tp.einsum, ("Einsum",), einsum_calls(), _einsum_ref),
         OpSpec("reshape", tp.reshape, ("Reshape",), x_and(_reshape_targets), _reshape_ref),
+        OpSpec("flatten", tp.flatten, ("Reshape",), x_and(lambda x: axis_for(x.ndim)), _flatten_ref),
         OpSpec("transpose", tp.transpose, ("Transpose",), x_and(_perms), _transpose_ref),
         OpSpec("broadcast_to", tp.broadcast_to, ("BroadcastTo",), x_and(_broadcast_targets), _broadcast_to_ref),
         OpSpec("squeeze", tp.squeeze, ("Reshape",), x_and(lambda x: axes_for(x.ndim)), _squeeze_ref),

@@ -171,14 +171,52 @@ def test_dynamic_axes_mark_every_register_whose_size_follows() -> None:
 def test_a_dynamic_axis_the_program_fixes_is_refused() -> None:
     capture()
 
-    def flatten(x: tp.Tensor) -> tp.Tensor:
-        return tp.reshape(x, (-1,))  # resolved by the op: a reshape to 12, then 15
+    def padded(x: tp.Tensor) -> tp.Tensor:
+        return x + tp.zeros((x.shape[0], 3))  # a Fill of 4 rows, then of 5
 
     with pytest.raises(tp.ExportError) as caught:
-        tp.export(flatten, tp.ones((4, 3)), format="capture", dynamic_axes={"x": [0]})
+        tp.export(padded, tp.ones((4, 3)), format="capture", dynamic_axes={"x": [0]})
     message = str(caught.value)
     assert "the sizes asked to be dynamic are built into the program" in message
-    assert "step 0 (Reshape) has the attr shape=(12,), which becomes (15,)" in message
+    assert "step 0 (Fill) has the attr shape=(4, 3), which becomes (5, 3)" in message
+
+
+def test_a_size_computed_from_a_dynamic_axis_is_refused_even_where_two_sizes_agree() -> None:
+    capture()
+    # x[: n // 2] takes 2 rows at n = 4 and at n = 5: the slice's end would be built in at 2
+    with pytest.raises(tp.ExportError) as caught:
+        tp.export(lambda x: x[: x.shape[0] // 2], tp.ones((4, 3)), format="capture", dynamic_axes={"x": {0: "b"}})
+    message = str(caught.value)
+    assert "the sizes asked to be dynamic are built into the program" in message
+    assert "step 0 (StridedSlice) has the attr end=(2, 3), which becomes" in message
+
+
+def test_a_reshape_that_grows_with_the_dynamic_axis_is_dynamic_there() -> None:
+    capture()
+
+    def head(x: tp.Tensor) -> tuple[tp.Tensor, tp.Tensor, tp.Tensor]:
+        return tp.reshape(x, (-1,)), tp.flatten(x), tp.reshape(x, (-1, 6))
+
+    request = tp.export(head, tp.ones((4, 3, 2)), format="capture", dynamic_axes={"x": {0: "batch"}})
+    program = request.program
+    assert [s.kernel for s in program.kernel_steps] == ["Reshape", "Reshape", "Reshape"]
+    assert [program.specs[r].shape for r in program.outputs] == [(24,), (4, 6), (4, 6)]
+    flat, kept, again = (request.dynamic[r] for r in program.outputs)
+    assert flat == {0: "dim_1"}  # 6 * batch: a size of its own
+    assert kept == again == {0: "batch"}
+
+
+def test_a_function_that_fails_at_another_size_of_a_dynamic_axis_says_which() -> None:
+    capture()
+
+    def pairs(x: tp.Tensor) -> tp.Tensor:
+        return tp.reshape(x, (-1, 2, 3))  # an even number of rows only
+
+    with pytest.raises(tp.ExportError) as caught:
+        tp.export(pairs, tp.ones((4, 3)), format="capture", dynamic_axes={"x": {0: "batch"}})
+    message = str(caught.value)
+    assert "a dynamic axis takes any size, but traced again with x of shape (5, 3) (zeros), the function" in message
+    assert "reshape: cannot reshape float32[5, 3]" in message
 
 
 def test_dynamic_axes_are_checked() -> None:

@@ -219,6 +219,57 @@ def test_the_same_tensor_passed_twice_then_two_tensors_give_eager_results() -> N
     assert f(x, tp.tensor([0.5, 0.5])).tolist() == [0.5, 1.5]
 
 
+def test_an_argument_that_is_a_captured_tensor_is_one_tensor_with_it() -> None:
+    c = tp.tensor([1.0, 2.0])
+
+    def slope(x: tp.Tensor) -> tp.Tensor:  # d/dx sum(x * c): c, and 2c when x is c itself
+        return tp.grad(lambda x: tp.sum(x * c))(x)
+
+    traced = tp.function(slope)
+    assert slope(c).tolist() == [2.0, 4.0]
+    assert traced(c).tolist() == [2.0, 4.0]  # the trace
+    assert traced(c).tolist() == [2.0, 4.0]  # its replay
+    assert traced(tp.tensor([5.0, 5.0])).tolist() == [1.0, 2.0]  # another tensor: a trace of its own
+    assert traced(tp.tensor([7.0, 7.0])).tolist() == [1.0, 2.0]
+    assert traced(c).tolist() == [2.0, 4.0]
+    assert traced.trace_count == 2
+
+
+def test_a_captured_tensor_passed_after_another_argument_selects_its_own_trace() -> None:
+    c = tp.tensor([1.0, 2.0])
+
+    @tp.function
+    def slope(x: tp.Tensor) -> tp.Tensor:
+        return tp.grad(lambda x: tp.sum(x * c))(x)
+
+    assert slope(tp.tensor([5.0, 5.0])).tolist() == [1.0, 2.0]
+    assert slope(c).tolist() == [2.0, 4.0]
+    assert slope(c).tolist() == [2.0, 4.0]
+    assert slope(tp.tensor([3.0, 3.0])).tolist() == [1.0, 2.0]
+    assert slope.trace_count == 2
+
+
+def test_a_captured_argument_met_in_a_call_that_updates_variables_is_refused_then_traced_as_one() -> None:
+    c = tp.tensor([1.0, 2.0])
+    w = tp.variable([0.0, 0.0])
+
+    @tp.function
+    def step(x: tp.Tensor) -> tp.Tensor:
+        slope = tp.grad(lambda x: tp.sum(x * c))(x)
+        w.assign(w + slope)
+        return slope
+
+    with pytest.raises(tp.InvalidArgumentError) as caught:
+        step(c)
+    message = str(caught.value)
+    assert "tp.function 'step': the argument float32[2] is also a tensor the function captures" in message
+    assert "pass that tensor as an argument only" in message
+    w.assign([0.0, 0.0])
+    assert step(c).tolist() == [2.0, 4.0]
+    assert step(c).tolist() == [2.0, 4.0]
+    assert w.tolist() == [4.0, 8.0]
+
+
 def test_a_variable_argument_is_read_and_assigned_by_identity() -> None:
     @tp.function
     def bump(v: tp.Variable) -> tp.Tensor:

@@ -122,6 +122,51 @@ def test_dynamic_batch_runs_any_batch_size() -> None:
         np.testing.assert_allclose(got, predict(tp.tensor(x)).numpy(), rtol=1e-5, atol=1e-6)
 
 
+def test_a_dense_head_keeps_the_dynamic_batch() -> None:
+    w = tp.variable(np.random.default_rng(0).standard_normal((24, 3)).astype(np.float32), name="w")
+    mix = tp.tensor(np.random.default_rng(1).standard_normal((4, 2)).astype(np.float32))
+
+    def heads(x: tp.Tensor, y: tp.Tensor) -> tuple[tp.Tensor, ...]:
+        return (
+            tp.flatten(tp.relu(x)) @ w,
+            tp.reshape(x, (-1, 12)),
+            tp.reshape(x, (-1,)),
+            tp.squeeze(y, axis=1),
+            tp.einsum("bij,jk->bik", tp.reshape(x, (-1, 6, 4)), mix),
+        )
+
+    x4, y4 = tp.ones((4, 2, 3, 4)), tp.ones((4, 1, 5))
+    model = tp.export(heads, x4, y4, dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+    for batch in (1, 6, 11):
+        rng = np.random.default_rng(batch)
+        x = rng.standard_normal((batch, 2, 3, 4)).astype(np.float32)
+        y = rng.standard_normal((batch, 1, 5)).astype(np.float32)
+        got = run(model, x=x, y=y)
+        want = [t.numpy() for t in heads(tp.tensor(x), tp.tensor(y))]
+        assert [g.shape for g in got] == [v.shape for v in want]
+        for g, v in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, v, rtol=1e-5, atol=1e-5)
+
+
+def test_a_size_computed_from_the_dynamic_batch_is_refused_not_built_in() -> None:
+    def first_half(x: tp.Tensor) -> tp.Tensor:
+        return x[: x.shape[0] // 2]  # 2 rows at a batch of 4 and of 5, 3 at 7
+
+    message = refused(first_half, tp.ones((4, 3)), dynamic_axes={"x": {0: "batch"}})
+    assert "the sizes asked to be dynamic are built into the program" in message
+    assert "(StridedSlice) has the attr end=(2, 3)" in message
+
+
+def test_a_reshape_into_two_dynamic_axes_is_refused() -> None:
+    def pair(x: tp.Tensor, y: tp.Tensor) -> tp.Tensor:
+        outer = tp.expand_dims(x, 1) * tp.expand_dims(y, 0)
+        return tp.reshape(outer, (x.shape[0], y.shape[0], 1))
+
+    message = refused(pair, tp.ones((4,)), tp.ones((2,)), dynamic_axes={"x": {0: "rows"}, "y": {0: "n"}})
+    assert "the kernel 'Reshape'" in message
+    assert "ONNX's Reshape infers one size only" in message
+
+
 def test_a_converter_needing_a_dynamic_size_refuses() -> None:
     def running_product(x: tp.Tensor) -> tp.Tensor:
         return tp.cumprod(x, axis=0)

@@ -11,6 +11,7 @@ to accept or refuse: a format for training programs could take them all.
 from __future__ import annotations
 
 import inspect
+import math
 import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -20,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorplug import kernel_names as K
 from tensorplug._plugins._exporters import find_exporter
 from tensorplug._runtime._errors import ExportError, FunctionWarning, TensorplugError
 from tensorplug._runtime._program import Program, Step
@@ -297,13 +299,33 @@ def _dynamic(
                     f"(it is {leaves[position].shape[axis]}): a size of 1 broadcasts, so it is traced as no other"
                 )
         asked[position] = {a % rank: str(s) for a, s in symbols.items()}
-    larger = {}
-    for position, axes in asked.items():
-        leaf = leaves[position]
-        shape = [n + 1 if i in axes else n for i, n in enumerate(leaf.shape)]
-        larger[id(leaf)] = zeros(shape, leaf.dtype)
-    _, other = _trace(call, fn, name, _swap(args, larger))
-    _same_program(call, program, other)
+    others = []
+    for grow in _GROWTHS:
+        larger = {}
+        shapes = []
+        for position, axes in asked.items():
+            leaf = leaves[position]
+            shape = [grow(n) if i in axes else n for i, n in enumerate(leaf.shape)]
+            larger[id(leaf)] = zeros(shape, leaf.dtype)
+            shapes.append(f"{inputs[position]} of shape {tuple(shape)}")
+        try:
+            _, traced = _trace(call, fn, name, _swap(args, larger))
+        except ExportError as exc:
+            raise ExportError(
+                f"{call}: a dynamic axis takes any size, but traced again with {', '.join(shapes)} (zeros), the "
+                f"function fails: {str(exc).removeprefix(call + ': ')}"
+            ) from exc
+        _same_program(call, program, traced)
+        others.append(traced)
+    other = others[0]
+    for traced in others[1:]:  # each register grows along the same axes at every size
+        for register, (spec, one, grown) in enumerate(zip(program.specs, other.specs, traced.specs, strict=True)):
+            if spec.shape is None or one.shape is None or grown.shape is None:
+                continue
+            if [a == b for a, b in zip(spec.shape, one.shape, strict=True)] != [
+                a == b for a, b in zip(spec.shape, grown.shape, strict=True)
+            ]:
+                raise _built_in(call, f"the size of register r{register} ({spec}) depends on them another way")
     known: dict[tuple[int, int], str] = {}
     for position, axes in asked.items():
         register = program.arguments[position]
@@ -322,6 +344,28 @@ def _dynamic(
             if n != m:
                 axes_of[axis] = known.setdefault((n, m), f"dim_{len(known)}")
     return dynamic
+
+
+def _grow_to_prime(n: int) -> int:
+    """The smallest prime above ``3 * n + 4``: a size that shares no factor with the others traced."""
+    m = 3 * n + 5
+    while any(m % d == 0 for d in range(2, math.isqrt(m) + 1)):
+        m += 1
+    return m
+
+
+# The sizes a dynamic axis of size n is traced at, besides n: programs must be the same at all of them, but
+# for sizes. Two sizes are not enough (``x[: x.shape[0] // 2]`` slices 2 rows at 4 and at 5); an odd one far
+# off and a prime catch sizes computed from the example's size on the host.
+_GROWTHS: tuple[Callable[[int], int], ...] = (lambda n: n + 1, lambda n: 2 * n + 3, _grow_to_prime)
+
+
+def _follows(step: Step, attr: str, program: Program) -> bool:
+    """A Reshape's target shape is its output's shape: where it grows with a dynamic axis, an exporter writes
+    that axis as the size the rest leaves (ONNX's -1), so it may differ between the traces."""
+    return (
+        step.kernel == K.RESHAPE and attr == "shape" and program.specs[step.outputs[0]].shape == tuple(step.attrs[attr])
+    )
 
 
 def _argument_tensors(args: tuple[Any, ...]) -> list[Tensor]:
@@ -362,7 +406,7 @@ def _same_program(call: str, program: Program, other: Program) -> None:
         if (a.kernel, a.inputs, a.outputs) != (b.kernel, b.inputs, b.outputs):
             problem = f"step {index} ({a.kernel}) differs when the dynamic axes grow"
             continue
-        changed = [key for key in a.attrs if a.attrs[key] != b.attrs.get(key)]
+        changed = [key for key in a.attrs if a.attrs[key] != b.attrs.get(key) and not _follows(a, key, program)]
         if changed:
             key = changed[0]
             problem = (
@@ -373,8 +417,12 @@ def _same_program(call: str, program: Program, other: Program) -> None:
         if problem is None and not np.array_equal(program.backend.to_host(raw), other.backend.to_host(grown)):
             problem = f"the constant r{register} ({program.specs[register]}) depends on the size of the dynamic axes"
     if problem is not None:
-        raise ExportError(
-            f"{call}: the sizes asked to be dynamic are built into the program: {problem}. Export with fixed "
-            "sizes (no dynamic_axes), or write the function so that no attr or constant depends on them (a "
-            "reshape that keeps the dynamic axis as it is, say)"
-        )
+        raise _built_in(call, problem)
+
+
+def _built_in(call: str, problem: str) -> ExportError:
+    return ExportError(
+        f"{call}: the sizes asked to be dynamic are built into the program: {problem}. Export with fixed "
+        "sizes (no dynamic_axes), or write the function so that no attr or constant depends on them (a "
+        "reshape or tp.flatten whose -1 stands for the dynamic axis, say)"
+    )

@@ -38,7 +38,7 @@ from tensorplug._runtime._engine import engine
 from tensorplug._runtime._errors import FunctionWarning, InvalidArgumentError, KernelError, TensorplugError, warn
 from tensorplug._runtime._lazy import persist_lazy
 from tensorplug._runtime._observe import everywhere, observing
-from tensorplug._runtime._program import Program
+from tensorplug._runtime._program import Assign, Program
 from tensorplug._runtime._registry import gradient_registry, kernel_registry
 from tensorplug._runtime._state import state
 from tensorplug._runtime._tensor import Tensor, wrap_storage
@@ -125,6 +125,8 @@ class Function(Generic[P, R]):
         self._cache: dict[tuple[Any, ...], _Trace] = {}
         self._lock = threading.Lock()
         self._warned_retracing = False
+        self._captures: dict[int, Any] = {}  # id -> storage of each tensor f captures that came as an argument
+        self._captured: frozenset[int] = frozenset()  # the ids of those and of every cached program's constants
         self._warned_lowering = False
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
         functools.update_wrapper(self, fn)
@@ -142,6 +144,16 @@ class Function(Generic[P, R]):
         """Forget every trace: the next call with any signature traces again."""
         with self._lock:
             self._cache.clear()
+            self._captures.clear()
+            self._recount()
+
+    def _recount(self) -> None:
+        """(Under the lock) the ids of the storages the cached traces capture, which select traces of their own."""
+        ids = set(self._captures)
+        for entry in self._cache.values():
+            if entry.program is not None:
+                ids.update(id(raw) for _, raw in entry.program.constants)
+        self._captured = frozenset(ids)
 
     def _key(
         self, backend: Backend, args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Tensor]
@@ -164,6 +176,11 @@ class Function(Generic[P, R]):
             pattern = aliases(leaves)  # the same tensor twice: one argument (its gradients are one)
             if pattern is not None:
                 key.append(pattern)
+        captured = self._captured
+        if captured:  # an argument that is a tensor f captures (a constant of a trace) is one tensor with it
+            marks = tuple((i, id(t._data)) for i, t in enumerate(leaves) if id(t._data) in captured)
+            if marks:
+                key.append(("captured", marks))
         return tuple(key)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
@@ -176,7 +193,7 @@ class Function(Generic[P, R]):
         key = self._key(backend, args, kwargs, leaves)
         entry = self._cache.get(key)
         if entry is None:
-            return self._trace(key, backend, args, kwargs)
+            return self._trace(key, backend, args, kwargs, leaves)
         entry.used = next(_uses)
         if entry.program is None:
             return self.python_function(*args, **kwargs)
@@ -186,7 +203,8 @@ class Function(Generic[P, R]):
             with self._lock:
                 if self._cache.get(key) is entry:
                     del self._cache[key]
-            return self._trace(key, backend, args, kwargs)
+                    self._recount()
+            return self._trace(key, backend, args, kwargs, leaves)
 
     def program(self, *args: P.args, **kwargs: P.kwargs) -> Program:
         """The program that a call with these arguments replays (the call traces f first if needed, running it)."""
@@ -207,7 +225,17 @@ class Function(Generic[P, R]):
 
     # -- tracing
 
-    def _trace(self, key: tuple[Any, ...], backend: Backend, args: tuple[Any, ...], kwargs: dict[str, Any]) -> R:
+    def _trace(
+        self,
+        key: tuple[Any, ...],
+        backend: Backend,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        tensors: list[Tensor],
+    ) -> R:
+        captured = self._captured
+        itself = [t for t in tensors if id(t._data) in captured]  # arguments f captures: passed as themselves
+        ids = {id(t) for t in itself}
         tracer = Tracer(self.__name__, backend)
         state.tracer = tracer
         try:
@@ -219,7 +247,7 @@ class Function(Generic[P, R]):
                         return t
                     copy = copies.get(id(t))
                     if copy is None:
-                        copy = copies[id(t)] = tracer.argument(t)
+                        copy = copies[id(t)] = tracer.argument_itself(t) if id(t) in ids else tracer.argument(t)
                     return copy
 
                 traced_args = rebuild(args, swap)
@@ -236,6 +264,11 @@ class Function(Generic[P, R]):
                     outputs.append(tracer._input(t._data))
         finally:
             state.tracer = None
+        if tracer.captured:
+            return self._captured_argument(backend, args, kwargs, tracer)
+        if itself:  # kept while f is: a replay of this trace reads them through the argument
+            with self._lock:
+                self._captures.update((id(t._data), t._data) for t in itself)
         if tracer.failure is not None:
             entry = _Trace(None, tracer.failure)
             warn(
@@ -265,6 +298,26 @@ class Function(Generic[P, R]):
         self._store(key, entry)
         return result
 
+    def _captured_argument(self, backend: Backend, args: tuple[Any, ...], kwargs: dict[str, Any], tracer: Tracer) -> R:
+        """The trace met a tensor argument as a tensor ``f`` captures too (a closure or global variable): the trace
+        gave ``f`` a copy, two tensors where the call has one (a gradient with respect to the argument misses the
+        captured uses). Trace again with that argument itself, under a signature of its own."""
+        with self._lock:
+            for raw in tracer.captured:
+                self._captures[id(raw)] = raw
+            self._recount()
+        if tracer.host or any(isinstance(s, Assign) for s in tracer.steps):
+            raise InvalidArgumentError(
+                f"tp.function {self.__name__!r}: {_described(tracer)} is also a tensor the function captures (a "
+                "closure or global variable), and the trace gave the function a copy of the argument, so that the "
+                "two were two tensors in this call, which updated Variables (and cannot run again to redo it): "
+                "its results and updates may differ from an eager call's. Calls from now on treat the argument and "
+                "the captured tensor as one tensor; to be sure, pass that tensor as an argument only"
+            )
+        leaves: list[Tensor] = []
+        key = self._key(backend, args, kwargs, leaves)
+        return self._trace(key, backend, args, kwargs, leaves)
+
     def _lowering_failed(self, program: Program, failure: str) -> None:
         if self._warned_lowering:
             return
@@ -288,6 +341,7 @@ class Function(Generic[P, R]):
                 self._warned_retracing = True
             else:
                 warn_now = False
+            self._recount()
         if warn_now:
             warn(
                 f"tp.function {self.__name__!r} has been traced {self.trace_count} times, more than max_traces="
@@ -361,6 +415,15 @@ class Function(Generic[P, R]):
         return unflatten(entry.structure, iter(tensors))
 
 
+def _described(tracer: Tracer) -> str:
+    """``the argument float32[2]``: the arguments the trace met as captured tensors too."""
+    described = []
+    for raw in tracer.captured:
+        spec = tracer.specs[tracer.register_of[id(raw)]]
+        described.append(f"the argument {spec}")
+    return " and ".join(described)
+
+
 def _returned_variables(program: Program, leaves: list[Tensor]) -> tuple[tuple[int, int], ...]:
     """``(position, variable index)`` of each Variable among the results: a replay returns the Variable itself."""
     returned = []
@@ -378,17 +441,17 @@ def function(fn: Callable[P, R] | None = None, *, max_traces: int = DEFAULT_MAX_
 
     Use it as ``@tp.function``, ``@tp.function(max_traces=4)`` or ``tp.function(fn)``. The first call with a
     new signature (each tensor argument's shape, dtype, backend and device; which arguments are the same
-    tensor; other arguments by value, ``0.0`` and ``-0.0`` apart; the active backend and gradient override
-    scopes) runs ``fn`` eagerly and records every kernel it runs, forward and backward; later calls replay
-    those kernels on raw storage. Variables are read at the start of each replay and ``assign`` is redone, so
-    an optimizer step inside ``fn`` updates them at every call (with the optimizer's hyper-parameters of
-    that call); a replay that raises leaves every Variable, and the optimizers' step counts, as they were.
-    A Variable ``fn`` returns is returned itself. Tracing in one thread changes nothing other threads see.
-    Python side effects (print, making Variables or optimizer slots) happen at trace time only. See the
-    README section "Tracing with tp.function" for what cannot be replayed (it then runs eagerly, with a
-    ``tp.FunctionWarning``), and how gradient scopes, ``tp.profile`` and ``tp.debug`` behave. A backend may
-    lower the program it traced into a faster replay of its own (:meth:`Backend.lower`); ``lower=False`` keeps
-    the plain replay (each kernel called in turn).
+    tensor, and which are a tensor ``fn`` captures, one tensor with it as eagerly; other arguments by value,
+    ``0.0`` and ``-0.0`` apart; the active backend and gradient override scopes) runs ``fn`` eagerly and records
+    every kernel it runs, forward and backward; later calls replay those kernels on raw storage. Variables are read
+    at the start of each replay and ``assign`` is redone, so an optimizer step inside ``fn`` updates them at every
+    call (with the optimizer's hyper-parameters of that call); a replay that raises leaves every Variable, and the
+    optimizers' step counts, as they were. A Variable ``fn`` returns is returned itself. Tracing in one thread
+    changes nothing other threads see. Python side effects (print, making Variables or optimizer slots) happen at
+    trace time only. See the README section "Tracing with tp.function" for what cannot be replayed (it then runs
+    eagerly, with a ``tp.FunctionWarning``), and how gradient scopes, ``tp.profile`` and ``tp.debug`` behave. A
+    backend may lower the program it traced into a faster replay of its own (:meth:`Backend.lower`);
+    ``lower=False`` keeps the plain replay (each kernel called in turn).
 
     >>> import tensorplug as tp
     >>> @tp.function

@@ -46,6 +46,8 @@ class Tracer:
         self.views: dict[int, Any] = {}  # id(variable) -> the storage this thread sees for it (Variable._data)
         self.pending: dict[int, Variable] = {}  # id(stand-in) -> its Variable, until the trace first reads it
         self.arguments: list[int] = []
+        self.originals: dict[int, Any] = {}  # id(storage) -> storage, of each argument the trace copied
+        self.captured: list[Any] = []  # those storages, met again as constants: the function captures them too
         self.constants: list[tuple[int, Any]] = []
         self.variables: list[Variable] = []
         self.variable_index: dict[int, int] = {}
@@ -79,6 +81,8 @@ class Tracer:
             reg = self._register(raw, "variable")
             self.reads.append((self._variable(variable), reg))
             return reg
+        if id(raw) in self.originals and not any(r is raw for r in self.captured):
+            self.captured.append(raw)
         reg = self._register(raw, "constant")
         self.constants.append((reg, raw))
         return reg
@@ -95,7 +99,16 @@ class Tracer:
         """A tensor with ``t``'s values over a fresh storage object: the trace's view of argument ``t``."""
         copy = wrap_storage(t._backend.alias(t._data), t._backend, t._dtype)
         self.arguments.append(self._register(copy._data, "argument"))
+        self.originals[id(t._data)] = t._data
         return copy
+
+    def argument_itself(self, t: Tensor) -> Tensor:
+        """``t`` itself as an argument of the trace: a tensor the function also captures, which must be one tensor
+        with the argument (its gradients are one); where its storage is some other argument's too, a copy."""
+        if id(t._data) in self.register_of:
+            return self.argument(t)
+        self.arguments.append(self._register(t._data, "argument"))
+        return t
 
     # -- what Variables report (Variable._data, assign) in the tracing thread
 

@@ -43,9 +43,9 @@ _SHAPE_ATTR = Attr("shape", "tuple[int, ...]", "the result's shape: non-negative
 _INDICES = Input("indices", INDEX, doc="int32 or int64")
 
 SHAPE = [
-    _shape_entry(K.RESHAPE, "x's elements in a new shape (row-major)", "tp.reshape, tp.squeeze, tp.expand_dims",
-                 (_SHAPE_ATTR,), Note("the sizes agree (the op checks); 0-d to and from", ("to-scalar", "from-scalar",
-                                                                                           "empty"))),
+    _shape_entry(K.RESHAPE, "x's elements in a new shape (row-major)",
+                 "tp.reshape, tp.flatten, tp.squeeze, tp.expand_dims", (_SHAPE_ATTR,),
+                 Note("the sizes agree (the op checks); 0-d to and from", ("to-scalar", "from-scalar", "empty"))),
     _shape_entry(K.TRANSPOSE, "x with its axes permuted: y.shape[i] = x.shape[perm[i]]", "tp.transpose (and .T)",
                  (Attr("perm", "tuple[int, ...]", "a permutation of range(rank), non-negative", form="perm"),),
                  Note("never the identity permutation (the op returns x itself then)", ())),

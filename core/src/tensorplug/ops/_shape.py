@@ -21,6 +21,7 @@ from tensorplug.ops._shapes import broadcast_shapes, normalize_axes, normalize_s
 
 __all__ = [
     "reshape",
+    "flatten",
     "transpose",
     "broadcast_to",
     "sum_to_shape",
@@ -60,6 +61,29 @@ def reshape(x: Any, shape: Any) -> Tensor:
     if target == t.shape:
         return t
     return dispatch(K.RESHAPE, {"x": t}, {"shape": target})
+
+
+def flatten(x: Any, start_axis: int = 1) -> Tensor:
+    """``x`` with its axes from ``start_axis`` on merged into one: ``(N, H, W, C)`` becomes ``(N, H*W*C)``.
+
+    A reshape that keeps the sizes of the axes before ``start_axis``: exported with a
+    dynamic batch (``tp.export(..., dynamic_axes=...)``), the batch stays dynamic. ``start_axis=0`` makes a 1-D
+    tensor.
+
+    >>> import tensorplug as tp
+    >>> tp.flatten(tp.zeros((2, 3, 4))).shape, tp.flatten(tp.zeros((2, 3, 4)), start_axis=0).shape
+    ((2, 12), (24,))
+    """
+    t = as_tensor(x)
+    start = int_arg("flatten", "start_axis", start_axis)
+    rank = t.ndim
+    if not -max(rank, 1) <= start < max(rank, 1):
+        raise ShapeError(
+            f"flatten: start_axis {start} is out of range for {describe(t)}; give an axis from {-max(rank, 1)} to "
+            f"{max(rank, 1) - 1}"
+        )
+    start %= max(rank, 1)
+    return reshape(t, (*t.shape[:start], math.prod(t.shape[start:])))
 
 
 def transpose(x: Any, perm: Any = None) -> Tensor:

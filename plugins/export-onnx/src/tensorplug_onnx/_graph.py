@@ -149,6 +149,18 @@ class StepView:
         assert isinstance(registers, tuple)
         return [self._sizes(r, f"{name}[{i}]") for i, r in enumerate(registers)]
 
+    def traced_shapes(self, name: str) -> list[tuple[tuple[int, ...], dict[int, str]]]:
+        """Per tensor of list input ``name``: its shape in the trace, and its dynamic axes (``{axis: symbol}``),
+        for converters that need the fixed sizes only (the dynamic ones are the example's)."""
+        registers = self._inputs[name]
+        assert isinstance(registers, tuple)
+        result = []
+        for register in registers:
+            shape = self._spec(register).shape
+            assert shape is not None
+            result.append((shape, dict(self.graph.request.dynamic.get(register, {}))))
+        return result
+
     def out_dtype(self, index: int = 0) -> str:
         return str(self._spec(self.step.outputs[index]).dtype)
 

@@ -135,15 +135,24 @@ def _einsum(g: Graph, s: StepView) -> str:
     """ONNX's Einsum does not broadcast a size-1 axis against the same label elsewhere: expand it first."""
     equation = s.attrs["equation"]
     terms = equation.split("->")[0].split(",")
-    shapes = s.shapes("tensors")
+    traced = s.traced_shapes("tensors")
     sizes: dict[str, int] = {}
-    for term, shape in zip(terms, shapes, strict=True):
+    for term, (shape, _) in zip(terms, traced, strict=True):
         for label, n in zip(term, shape, strict=True):
             sizes[label] = max(sizes.get(label, 1), n) if n != 0 else 0
+    dynamic = {term[axis] for term, (_, axes) in zip(terms, traced, strict=True) for axis in axes}
     operands = []
-    for value, term, shape in zip(s.xs("tensors"), terms, shapes, strict=True):
+    for value, term, (shape, axes) in zip(s.xs("tensors"), terms, traced, strict=True):
         full = [sizes[label] for label in term]
-        operands.append(value if list(shape) == full else g.op("Expand", value, g.ints(full)))
+        if list(shape) == full:
+            operands.append(value)
+            continue
+        for axis, label in enumerate(term):
+            if axis in axes:
+                full[axis] = 1  # Expand keeps the operand's own (dynamic) size there
+            elif label in dynamic and shape[axis] != full[axis]:
+                s.shapes("tensors")  # stretching it to a dynamic size: refused, naming the axis
+        operands.append(g.op("Expand", value, g.ints(full)))
     return str(g.op("Einsum", *operands, equation=equation))
 
 
@@ -355,6 +364,23 @@ def _range(g: Graph, s: StepView) -> str:
     return value if dtype == "float64" else g.cast(value, dtype)
 
 
+def _reshape(g: Graph, s: StepView) -> str:
+    """The target shape, with -1 at the axis that grows with a dynamic axis (the size the rest leaves)."""
+    shape = list(s.attrs["shape"])
+    dynamic = g.request.dynamic.get(s.step.outputs[0], {})
+    if not dynamic:
+        return str(g.op("Reshape", s.x("x"), g.ints(shape), allowzero=1))
+    if len(dynamic) > 1 or 0 in shape:
+        axes = ", ".join(f"{axis} ({symbol})" for axis, symbol in dynamic.items())
+        raise Refused(
+            f"its result {tuple(shape)} has {'a size 0 besides ' if 0 in shape else ''}the dynamic axes {axes}: "
+            "ONNX's Reshape infers one size only (-1); keep one dynamic axis in the result"
+        )
+    (axis,) = dynamic
+    shape[axis] = -1
+    return str(g.op("Reshape", s.x("x"), g.ints(shape)))
+
+
 def _top_k(g: Graph, s: StepView) -> list[str]:
     x, k = s.x("x"), s.attrs["k"]  # ties to the lower index, as the kernel (ONNX Runtime ranks NaN first too)
     values, indices = g.op("TopK", x, g.ints([k]), axis=-1, largest=1, sorted=1, outputs=2)
@@ -366,7 +392,7 @@ def _cast(g: Graph, s: StepView) -> str:
 
 
 SHAPE: dict[str, Converter] = {
-    K.RESHAPE: lambda g, s: g.op("Reshape", s.x("x"), g.ints(s.attrs["shape"]), allowzero=1),
+    K.RESHAPE: _reshape,
     K.TRANSPOSE: lambda g, s: g.op("Transpose", s.x("x"), perm=list(s.attrs["perm"])),
     K.BROADCAST_TO: lambda g, s: g.op("Expand", s.x("x"), g.ints(s.attrs["shape"])),
     K.CONCAT: lambda g, s: g.op("Concat", *s.xs("tensors"), axis=s.attrs["axis"]),
