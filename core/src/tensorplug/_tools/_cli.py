@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tensorplug._runtime._install import pip_install
 from tensorplug._tools._bench import cli as _bench
 
 
@@ -142,7 +143,7 @@ def check(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("pytest") is None:
         print(
             f"tensorplug check: error: the conformance suite runs with pytest, which this Python ({sys.executable}) "
-            "cannot import. Install it with: pip install 'tensorplug[test]'",
+            f"cannot import. Install it with: {pip_install('tensorplug', 'test')}",
             file=sys.stderr,
         )
         return 2

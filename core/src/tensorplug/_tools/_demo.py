@@ -23,6 +23,7 @@ from typing import Any, TextIO
 import numpy as np
 
 import tensorplug as tp
+from tensorplug._runtime._install import pip_install
 
 CLASSES = 10
 PIXELS = 64
@@ -273,7 +274,7 @@ def matplotlib_missing() -> str | None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        return "--plot needs matplotlib: pip install 'tensorplug[plot]' (or pip install matplotlib)"
+        return f"--plot needs matplotlib: {pip_install('tensorplug', 'plot')} (or pip install matplotlib)"
     return None
 
 
