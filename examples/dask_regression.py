@@ -1,4 +1,4 @@
-"""Linear regression on 1,000,000 x 64 float32 rows with tp.train.SGD, on a local Dask cluster.
+"""Linear regression on 1,000,000 x 64 float32 rows with tp.train.SGD, on a Dask cluster (local or running).
 
 The same program runs on the numpy backend and on the dask backend; only
 ``tp.set_backend`` differs. The data is split into blocks of rows
@@ -11,14 +11,20 @@ the same start, and the two loss curves are compared.
     pip install ./core ./plugins/backend-numpy "./plugins/backend-dask[distributed]"
     python examples/dask_regression.py                # 1,000,000 x 64, 2 workers on 127.0.0.1
     python examples/dask_regression.py --rows 200000 --steps 5
+    python examples/dask_regression.py --scheduler tcp://10.0.0.5:8786   # a cluster that is already running
 
-The cluster listens on 127.0.0.1 only and is shut down at the end.
+Without ``--scheduler``, the script starts its own cluster, which listens on
+127.0.0.1 only and is shut down at the end; with it, the script connects to
+that scheduler and leaves the cluster running.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -54,31 +60,56 @@ def train(x_host: np.ndarray, y_host: np.ndarray, steps: int, lr: float) -> tupl
     return values, seconds
 
 
+@contextlib.contextmanager
+def cluster_client(scheduler: str | None, workers: int) -> Iterator[tuple[Any, str]]:
+    """A dask.distributed Client and how to describe its cluster: of the running cluster at ``scheduler``, or of
+    a local cluster of ``workers`` processes started here (and shut down on leaving)."""
+    from distributed import Client, LocalCluster
+
+    if scheduler is not None:
+        with Client(scheduler) as client:  # closing the client leaves the cluster running
+            count = len(client.scheduler_info()["workers"])
+            yield client, f"{count} workers at {client.scheduler.address} (a running cluster)"
+        return
+    with (
+        LocalCluster(
+            n_workers=workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None, processes=True
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client, f"{workers} workers at {cluster.scheduler_address} (started here)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--features", type=int, default=64)
-    parser.add_argument("--chunk-rows", type=int, default=100_000, help="rows per dask chunk")
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--lr", type=float, default=0.1)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rows", type=int, default=1_000_000, help="rows of training data (default: %(default)s)")
+    parser.add_argument("--features", type=int, default=64, help="features (columns) per row (default: %(default)s)")
+    parser.add_argument("--chunk-rows", type=int, default=100_000, help="rows per dask chunk (default: %(default)s)")
+    parser.add_argument("--steps", type=int, default=20, help="SGD steps, each one dask graph (default: %(default)s)")
+    parser.add_argument("--lr", type=float, default=0.1, help="SGD's learning rate (default: %(default)s)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="worker processes of the local cluster (default: %(default)s; not used with --scheduler)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the generated data (default: %(default)s)")
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="the address of a running cluster's scheduler, such as tcp://10.0.0.5:8786 (default: start a local "
+        "cluster of --workers processes)",
+    )
     args = parser.parse_args()
-
-    from distributed import Client, LocalCluster
 
     x, y = make_data(args.rows, args.features, args.seed)
     print(
         f"data: {args.rows:,} x {args.features} float32 ({x.nbytes / 2**20:.0f} MiB) "
         f"in chunks of {args.chunk_rows:,} rows"
     )
-    with (
-        LocalCluster(
-            n_workers=args.workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None, processes=True
-        ) as cluster,
-        Client(cluster) as client,
-    ):
-        print(f"cluster: {args.workers} workers at {cluster.scheduler_address}")
+    with cluster_client(args.scheduler, args.workers) as (client, described):
+        print(f"cluster: {described}")
+        workers = len(client.scheduler_info()["workers"])
         tp.set_backend("dask", chunks={0: args.chunk_rows}, client=client)
         dask_losses, dask_seconds = train(x, y, args.steps, args.lr)
     tp.set_backend("numpy")
@@ -87,7 +118,7 @@ def main() -> None:
     for i in sorted({0, 1, args.steps // 2, args.steps - 1}):
         print(f"step {i:3d}: loss {dask_losses[i]:.6f} on dask, {numpy_losses[i]:.6f} on numpy")
     worst = max(abs(a - b) / abs(b) for a, b in zip(dask_losses, numpy_losses, strict=True))
-    print(f"seconds per step: {dask_seconds:.3f} on dask ({args.workers} workers), {numpy_seconds:.3f} on numpy")
+    print(f"seconds per step: {dask_seconds:.3f} on dask ({workers} workers), {numpy_seconds:.3f} on numpy")
     print(f"largest relative difference of the losses: {worst:.2e}")
     if worst > 1e-4:
         raise SystemExit("the dask and numpy losses differ by more than float32 summation order explains")

@@ -16,7 +16,7 @@ def test_info_with_no_backend_lists_the_builtin_plugin_and_what_to_install() -> 
     assert [(p["name"], p["status"]) for p in data["plugins"]] == [("tensorplug", "loaded")]
     assert data["backends"] == []
     assert data["default_backend"]["name"] is None
-    assert "pip install tensorplug-numpy" in data["default_backend"]["reason"]
+    assert "pip install ./plugins/backend-numpy" in data["default_backend"]["reason"]
     assert len(data["kernels"]) == len(kernel_names.CATALOGUE)
     assert all(row["backends"] == {} for row in data["kernels"])
 

@@ -18,7 +18,7 @@ import pytest
 
 import tensorplug as tp
 
-INSTALL_HINT = "pip install tensorplug-numpy"
+INSTALL_HINT = "pip install ./plugins/backend-numpy"
 
 
 def test_import_works_and_lists_no_backend() -> None:

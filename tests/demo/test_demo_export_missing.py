@@ -23,6 +23,6 @@ def test_export_without_the_plugin_names_the_distribution_to_install(tmp_path: P
         [script, "demo", "--export", str(target)], capture_output=True, text=True, env=environ, timeout=120
     )
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "--export needs the ONNX exporter: pip install tensorplug-onnx" in done.stderr
+    assert "--export needs the ONNX exporter: pip install ./plugins/export-onnx" in done.stderr
     assert "epoch" not in done.stdout  # said before training
     assert not target.exists()

@@ -77,7 +77,7 @@ def test_plot_without_matplotlib_says_what_to_install_before_training(tmp_path: 
         [sys.executable, "-c", code, "demo", "--plot", str(target)], capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 2
-    assert "pip install 'tensorplug[plot]'" in done.stderr
+    assert "pip install './core[plot]'" in done.stderr
     assert "epoch" not in done.stdout
     assert not target.exists()
 

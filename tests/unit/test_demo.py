@@ -138,6 +138,7 @@ def test_resume_on_the_command_line_takes_the_checkpoints_settings(tmp_path: Pat
         [*command, "--hidden", "16", "--save", str(path)], capture_output=True, text=True, timeout=120
     )
     assert first.returncode == 0, first.stderr
+    assert "loss: softmax cross-entropy with label smoothing 0.1, " in first.stdout.splitlines()[0]
     assert first.stdout.endswith(f"saved the model and its optimizer to {path} (continue with --resume {path})\n")
     again = subprocess.run([*command, "--resume", str(path)], capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
@@ -156,3 +157,36 @@ def test_resume_from_a_file_that_is_not_a_demo_checkpoint_is_a_clear_error(tmp_p
     assert f"tensorplug demo: error: --resume: '{path}' is not a checkpoint of tensorplug demo" in done.stderr
     assert "Traceback" not in done.stderr
     assert "epoch" not in done.stdout
+
+
+def test_resume_refuses_a_flag_that_conflicts_with_the_checkpoint(tmp_path: Path) -> None:
+    path = tmp_path / "digits.safetensors"
+    command = [sys.executable, "-m", "tensorplug", "demo", "--epochs", "1"]
+    first = subprocess.run(
+        [*command, "--hidden", "16", "--save", str(path)], capture_output=True, text=True, timeout=120
+    )
+    assert first.returncode == 0, first.stderr
+    written = path.read_bytes()
+    again = subprocess.run(
+        [*command, "--resume", str(path), "--hidden", "64", "--seed", "0"], capture_output=True, text=True, timeout=120
+    )
+    assert again.returncode == 2
+    assert f"tensorplug demo: error: --resume {path}: --hidden 64 (the checkpoint has 16): " in again.stderr
+    assert "--seed" not in again.stderr  # the same value as the checkpoint's is no conflict
+    assert "leave these flags out, or start a new run without --resume" in again.stderr
+    assert "epoch" not in again.stdout
+    assert path.read_bytes() == written
+
+
+def test_demo_help_shows_the_defaults_and_the_label_smoothing() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tensorplug", "demo", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0
+    text = " ".join(done.stdout.split())  # argparse wraps the lines
+    assert "softmax cross-entropy with label smoothing 0.1" in text
+    assert "passes over the training set (default: 20)" in text
+    assert "examples per step (default: 32;" in text
+    assert "hidden units (default: 128;" in text
+    assert "Adam's step size (default: 0.005;" in text
+    assert "seed of the split, the weights and shuffling (default: 0;" in text

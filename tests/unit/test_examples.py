@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 LOSS = re.compile(r"^epoch\s+\d+\s+loss\s+(\S+)$", re.MULTILINE)
 
@@ -55,3 +57,41 @@ def test_floors_quick_runs() -> None:
     # the OnesLike seed and at least the gradients of tanh and of the sum
     small = next(row for row in result.stdout.splitlines() if "small grad" in row)
     assert int(small.split()[-5]) >= 8, small
+
+
+# -- examples/dask_regression.py -----------------------------------------------------------------------------------
+
+DASK_REGRESSION = ROOT / "examples" / "dask_regression.py"
+HELP_LINE = re.compile(r"^  (--[a-z-]+)(?: [A-Z_]+)?(?:\s{2,}(.*))?$")
+
+
+def test_dask_regression_help_explains_every_flag() -> None:
+    done = run_script(DASK_REGRESSION, "--help")
+    assert done.returncode == 0, done.stderr
+    flags = {}
+    lines = [*done.stdout.splitlines(), ""]
+    for i, line in enumerate(lines):
+        match = HELP_LINE.match(line)
+        if match is not None:  # argparse puts the help on the next line when the flag is long
+            below = lines[i + 1] if lines[i + 1].startswith(" " * 20) else ""
+            flags[match.group(1)] = (match.group(2) or below).strip()
+    assert all(text and not text.startswith("--") for text in flags.values()), flags
+    assert set(flags) == {"--rows", "--features", "--chunk-rows", "--steps", "--lr", "--workers", "--seed",
+                          "--scheduler"}  # fmt: skip
+    assert "--scheduler ADDRESS" in done.stdout
+    assert "(default: 20)" in flags["--steps"]
+
+
+def test_dask_regression_trains_on_a_running_cluster_and_leaves_it_running() -> None:
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, host="127.0.0.1", protocol="tcp://", dashboard_address=None, processes=False
+    ) as cluster:
+        address = cluster.scheduler_address
+        done = run_script(DASK_REGRESSION, "--scheduler", address, "--rows", "2000", "--features", "4",
+                          "--chunk-rows", "500", "--steps", "3", timeout=180)  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"cluster: 1 workers at {address} (a running cluster)" in done.stdout
+        assert "losses match the numpy backend's" in done.stdout
+        with distributed.Client(address, timeout=10) as client:  # still running
+            assert len(client.scheduler_info()["workers"]) == 1

@@ -102,7 +102,7 @@ def test_an_unknown_format_lists_the_installed_ones_and_names_the_distribution_t
         tp.export(lambda x: x + 1.0, x, format="onnx")
     assert str(onnx.value) == (
         "tp.export('<lambda>', format='onnx'): no exporter for the format 'onnx'; installed formats: 'capture'. The "
-        "'onnx' format comes with the tensorplug-onnx distribution: pip install tensorplug-onnx"
+        "'onnx' format comes with the tensorplug-onnx distribution: pip install ./plugins/export-onnx"
     )
     with pytest.raises(tp.ExportError, match="Did you mean 'capture'"):
         tp.export(lambda x: x + 1.0, x, format="Capture")

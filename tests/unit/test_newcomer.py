@@ -70,7 +70,7 @@ def test_check_without_pytest_says_to_install_the_test_extra(python_without_pyte
         timeout=120,
     )
     assert result.returncode == 2
-    assert "pip install 'tensorplug[test]'" in result.stderr
+    assert "pip install './core[test]'" in result.stderr
     assert "pytest" in result.stderr
     assert "Traceback" not in result.stderr
 

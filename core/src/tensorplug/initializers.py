@@ -2,9 +2,11 @@
 TensorFlow.js's ``tf.initializers`` have them.
 
 Each function takes a shape and returns a new tensor on the active backend
-(wrap it in ``tp.variable`` to train it). The random ones draw with the
-backend's own random kernels, so ``seed`` gives the same values on a given
-backend (not across backends), and ``seed=None`` fresh ones on every call.
+(wrap it in ``tp.variable`` to train it). With a ``seed``, the random ones
+give the same values on every backend (numpy, torch, dask): they are drawn on
+the host by one counter-based generator, numpy's Philox keyed by the seed,
+and stored on the active backend. ``seed=None`` draws fresh values on every
+call with the backend's own random kernels.
 ``dtype`` is any float dtype (float32 by default).
 
 Fans follow this project's layouts, where the last two axes of a weight are

@@ -21,6 +21,7 @@ from typing import Any
 
 from tensorplug._plugins._provenance import caller, loading_here, report
 from tensorplug._runtime._errors import ExportError, RegistrationError
+from tensorplug._runtime._install import pip_install
 from tensorplug._runtime._registry import LAYER_RUNTIME, RUNTIME, LayeredRegistry, exact
 
 # Formats this project ships as plugins: an unknown format names the distribution that adds it.
@@ -139,8 +140,8 @@ def find_exporter(format: str, call: str) -> ExporterSpec:
             hint = f" Did you mean {same[0]!r}? Format names are case-sensitive."
         elif format.lower() in SHIPPED_FORMATS:
             dist = SHIPPED_FORMATS[format.lower()]
-            hint = f" The {format.lower()!r} format comes with the {dist} distribution: pip install {dist}"
+            hint = f" The {format.lower()!r} format comes with the {dist} distribution: {pip_install(dist)}"
         else:
-            shipped = ", ".join(f"{f!r} (pip install {d})" for f, d in SHIPPED_FORMATS.items())
+            shipped = ", ".join(f"{f!r} ({pip_install(d)})" for f, d in SHIPPED_FORMATS.items())
             hint = f" Formats come from plugins: {shipped}; or register one with tp.register_exporter."
     raise ExportError(f"{call}: no exporter for the format {format!r}; installed formats: {listed}.{hint}")

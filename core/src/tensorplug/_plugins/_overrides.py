@@ -27,6 +27,7 @@ from typing import Any
 
 from tensorplug._plugins._provenance import caller, loading_here, report
 from tensorplug._runtime._errors import RegistrationError
+from tensorplug._runtime._install import pip_install
 from tensorplug._runtime._registry import (
     LAYER_RUNTIME,
     RUNTIME,
@@ -171,7 +172,9 @@ def use_gradients(name: str, **params: Any) -> gradient_overrides:
     if gset is None:
         known = sorted(s.name for s in gradient_set_registry)
         hint = (
-            f"known sets: {', '.join(known)}" if known else "no set is registered (pip install tensorplug-grads-extra)"
+            f"known sets: {', '.join(known)}"
+            if known
+            else f"no set is registered ({pip_install('tensorplug-grads-extra')})"
         )
         raise RegistrationError(f"use_gradients({name!r}): no gradient set of that name; {hint}")
     factory = resolve(gset.factory, f"gradient set {name!r}")

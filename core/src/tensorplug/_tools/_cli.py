@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tensorplug._runtime._install import pip_install
 from tensorplug._tools._bench import cli as _bench
 
 
@@ -67,15 +68,29 @@ def info(args: argparse.Namespace) -> int:
 
 
 def _demo_arguments(parser: argparse.ArgumentParser) -> None:
-    from tensorplug._tools._demo import Settings
+    from tensorplug._tools._demo import Settings, loss_text
 
     defaults = Settings()
+    parser.description = (
+        "Train a 64-hidden-10 MLP on the UCI handwritten digits with Adam on the "
+        f"{loss_text(defaults.label_smoothing)}, and report its accuracy on the 20 % of digits it never trained on."
+    )
+    resumed = "; with --resume, the checkpoint's, and a different value is refused"
     parser.add_argument("--backend", metavar="NAME", help="the backend to train on (default: the default backend)")
-    parser.add_argument("--epochs", type=_positive_int, default=defaults.epochs, help="passes over the training set")
-    parser.add_argument("--batch-size", type=_positive_int, default=defaults.batch_size, help="examples per step")
-    parser.add_argument("--hidden", type=_positive_int, default=defaults.hidden, help="hidden units")
-    parser.add_argument("--learning-rate", type=float, default=defaults.learning_rate, help="Adam's step size")
-    parser.add_argument("--seed", type=int, default=defaults.seed, help="seed of the split, the weights and shuffling")
+    parser.add_argument(
+        "--epochs",
+        type=_positive_int,
+        default=defaults.epochs,
+        help="passes over the training set (default: %(default)s)",
+    )
+    for flag, kind, doc in (
+        ("--batch-size", _positive_int, "examples per step"),
+        ("--hidden", _positive_int, "hidden units"),
+        ("--learning-rate", float, "Adam's step size"),
+        ("--seed", int, "seed of the split, the weights and shuffling"),
+    ):
+        default = getattr(defaults, flag[2:].replace("-", "_"))
+        parser.add_argument(flag, type=kind, default=None, help=f"{doc} (default: {default}{resumed})")
     parser.add_argument(
         "--eager", action="store_true", help="run each step op by op instead of replaying it traced with tp.function"
     )
@@ -142,7 +157,7 @@ def check(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("pytest") is None:
         print(
             f"tensorplug check: error: the conformance suite runs with pytest, which this Python ({sys.executable}) "
-            "cannot import. Install it with: pip install 'tensorplug[test]'",
+            f"cannot import. Install it with: {pip_install('tensorplug', 'test')}",
             file=sys.stderr,
         )
         return 2

@@ -23,9 +23,13 @@ from typing import Any, TextIO
 import numpy as np
 
 import tensorplug as tp
+from tensorplug._runtime._install import pip_install
 
 CLASSES = 10
 PIXELS = 64
+RESUMED = ("hidden", "batch_size", "learning_rate", "seed")
+"""The settings with a flag that a resumed run takes from its checkpoint (a different value on the command line
+is refused)."""
 
 
 @dataclass(frozen=True)
@@ -228,6 +232,20 @@ def save_checkpoint(path: Path, model: MLP, optimizer: tp.train.Optimizer, setti
     tp.save(path, tree, metadata=metadata)
 
 
+def loss_text(label_smoothing: float) -> str:
+    """What the demo minimises, as its help, header line and plot say it."""
+    return f"softmax cross-entropy with label smoothing {label_smoothing:g}"
+
+
+def conflicts(given: dict[str, Any], settings: Settings) -> list[str]:
+    """The flags in ``given`` (None: not given) whose value differs from the resumed ``settings``."""
+    return [
+        f"--{name.replace('_', '-')} {value} (the checkpoint has {getattr(settings, name)})"
+        for name, value in given.items()
+        if value is not None and value != getattr(settings, name)
+    ]
+
+
 def resumed_settings(path: Path, settings: Settings) -> Settings:
     """``settings`` with the model size, data split, batch size and learning rate of the checkpoint at ``path``."""
     metadata = tp.load(path).metadata
@@ -244,7 +262,7 @@ def restore_checkpoint(path: Path, model: MLP, optimizer: tp.train.Optimizer) ->
     return epochs
 
 
-def plot(result: Result, path: Path) -> None:
+def plot(result: Result, path: Path, label_smoothing: float) -> None:
     """Save the loss and accuracy curves as an image (PNG by the file's suffix); needs matplotlib."""
     import matplotlib
 
@@ -255,7 +273,7 @@ def plot(result: Result, path: Path) -> None:
     epochs = [e.epoch for e in result.epochs]
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
     left.plot(epochs, [e.loss for e in result.epochs], marker="o")
-    left.set(title="training loss", xlabel="epoch", ylabel="softmax cross-entropy")
+    left.set(title="training loss", xlabel="epoch", ylabel=loss_text(label_smoothing))
     right.plot(epochs, [100 * e.accuracy for e in result.epochs], marker="o", label="training")
     right.plot(epochs, [100 * e.held_out_accuracy for e in result.epochs], marker="s", label="held-out")
     right.set(title="accuracy", xlabel="epoch", ylabel="%")
@@ -273,7 +291,7 @@ def matplotlib_missing() -> str | None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        return "--plot needs matplotlib: pip install 'tensorplug[plot]' (or pip install matplotlib)"
+        return f"--plot needs matplotlib: {pip_install('tensorplug', 'plot')} (or pip install matplotlib)"
     return None
 
 
@@ -299,14 +317,9 @@ def run(args: Any) -> int:
         except tp.BackendError as exc:
             print(f"tensorplug demo: error: {exc}", file=sys.stderr)
             return 2
-    settings = Settings(
-        epochs=args.epochs,
-        batch_size=args.batch_size,
-        hidden=args.hidden,
-        learning_rate=args.learning_rate,
-        seed=args.seed,
-        eager=args.eager,
-    )
+    given = {name: getattr(args, name, None) for name in RESUMED}  # None: the flag was left out
+    chosen = {name: value for name, value in given.items() if value is not None}
+    settings = Settings(epochs=args.epochs, eager=args.eager, **chosen)
     save, resume = getattr(args, "save", None), getattr(args, "resume", None)
     if resume is not None:
         try:
@@ -314,11 +327,21 @@ def run(args: Any) -> int:
         except (OSError, tp.CheckpointError) as exc:
             print(f"tensorplug demo: error: --resume: {exc}", file=sys.stderr)
             return 2
+        clashes = conflicts(given, settings)
+        if clashes:
+            print(
+                f"tensorplug demo: error: --resume {resume}: {', '.join(clashes)}: a resumed run keeps its "
+                "checkpoint's model size, data split, batch size and learning rate; leave these flags out, or "
+                "start a new run without --resume",
+                file=sys.stderr,
+            )
+            return 2
         print(f"resuming from {resume}: its model, data split, batch size and learning rate", file=out)
     backend = tp.backend()
     print(
         f"tensorplug demo: a 64-{settings.hidden}-10 MLP on the UCI handwritten digits, "
         f"backend {backend.name!r} ({backend.device}), Adam lr={settings.learning_rate}, batch {settings.batch_size}, "
+        f"loss: {loss_text(settings.label_smoothing)}, "
         f"{'eager' if settings.eager else 'steps traced with tp.function'}",
         file=out,
     )
@@ -329,7 +352,7 @@ def run(args: Any) -> int:
         file=out,
     )
     if args.plot is not None:
-        plot(result, args.plot)
+        plot(result, args.plot, settings.label_smoothing)
         print(f"saved the loss and accuracy curves to {args.plot}", file=out)
     if save is not None:
         print(f"saved the model and its optimizer to {save} (continue with --resume {save})", file=out)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import tensorplug as tp
+from tensorplug._runtime._install import pip_install
 
 if TYPE_CHECKING:
     from tensorplug._tools._demo import MLP, Settings
@@ -26,7 +27,7 @@ def exporter_missing() -> str | None:
     """None when the ONNX exporter is installed, else what to install."""
     if any(spec.format == "onnx" for spec in tp.exporters()):
         return None
-    return f"--export needs the ONNX exporter: pip install {DISTRIBUTION}"
+    return f"--export needs the ONNX exporter: {pip_install(DISTRIBUTION)}"
 
 
 def predictor(model: MLP) -> Callable[[tp.Tensor], dict[str, tp.Tensor]]:

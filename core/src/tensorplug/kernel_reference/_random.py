@@ -7,7 +7,8 @@ from tensorplug.kernel_reference._entries import Attr, KernelEntry, Note, Output
 from tensorplug.kernel_reference._shape import _SHAPE_ATTR
 
 _SEED = Attr("seed", "int | None", "a non-negative seed: the same seed gives the same values on one backend; None "
-             "draws fresh values", form=None)  # fmt: skip
+             "draws fresh values (the ops draw seeded samples on the host, the same on every backend, and call "
+             "the kernel only unseeded)", form=None)  # fmt: skip
 
 RANDOM = [
     KernelEntry(

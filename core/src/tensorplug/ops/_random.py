@@ -1,8 +1,11 @@
 """Random ops: uniform and normal samples from a seed.
 
-The same ``seed`` gives the same values on a given backend (each backend
-has its own generator, so values differ between backends); ``seed=None``
-draws fresh values on every call.
+A ``seed`` gives the same values on every backend: seeded samples are drawn
+on the host by one counter-based generator (numpy's Philox, keyed by the
+seed) and then stored on the active backend, so a model initialised with a
+seed starts from the same weights on numpy, torch and dask. ``seed=None``
+draws fresh values on every call with the backend's own random kernel, on
+its device (the fast path for dropout in a training loop).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from tensorplug import kernel_names as K
 from tensorplug._runtime import _dtypes
 from tensorplug._runtime._errors import DTypeError, InvalidArgumentError
 from tensorplug._runtime._tensor import Tensor
-from tensorplug.ops._convert import check_storable, run_declared
+from tensorplug.ops._convert import check_storable, from_host, run_declared
 from tensorplug.ops._shapes import normalize_shape
 
 __all__ = ["random_uniform", "random_normal"]
@@ -51,6 +54,8 @@ def random_uniform(
             )
     check_storable(op, target, dims)
     attrs = {"shape": dims, "minval": low, "maxval": high, "dtype": target, "seed": _seed(op, seed)}
+    if attrs["seed"] is not None:
+        return from_host(seeded_uniform(attrs))
     return run_declared(K.RANDOM_UNIFORM, op, {}, attrs)
 
 
@@ -73,7 +78,31 @@ def random_normal(
         raise InvalidArgumentError(f"{op}: stddev must be non-negative, got {spread}")
     check_storable(op, target, dims)
     attrs = {"shape": dims, "mean": center, "stddev": spread, "dtype": target, "seed": _seed(op, seed)}
+    if attrs["seed"] is not None:
+        return from_host(seeded_normal(attrs))
     return run_declared(K.RANDOM_NORMAL, op, {}, attrs)
+
+
+def seeded_generator(seed: int) -> np.random.Generator:
+    """The host generator of ``seed``: numpy's counter-based Philox, the same stream on every machine."""
+    return np.random.Generator(np.random.Philox(seed))
+
+
+def seeded_uniform(attrs: dict[str, Any]) -> np.ndarray:
+    """The host samples of a seeded ``random_uniform`` (its checked attrs), the same for every backend."""
+    rng, dtype = seeded_generator(attrs["seed"]), np.dtype(attrs["dtype"])
+    low, high = attrs["minval"], attrs["maxval"]
+    if dtype.kind in "iu":
+        return rng.integers(low, high, size=attrs["shape"], dtype=dtype)
+    with np.errstate(over="ignore"):  # bounds beyond the dtype's range give inf, as the kernels do
+        return (low + (high - low) * rng.random(attrs["shape"])).astype(dtype)
+
+
+def seeded_normal(attrs: dict[str, Any]) -> np.ndarray:
+    """The host samples of a seeded ``random_normal`` (its checked attrs), the same for every backend."""
+    rng = seeded_generator(attrs["seed"])
+    with np.errstate(over="ignore"):
+        return (attrs["mean"] + attrs["stddev"] * rng.standard_normal(attrs["shape"])).astype(attrs["dtype"])
 
 
 def _finite(op: str, name: str, value: Any) -> float:

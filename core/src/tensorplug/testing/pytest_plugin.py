@@ -48,6 +48,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
+from tensorplug._runtime._install import pip_install
+
 if TYPE_CHECKING:
     from tensorplug.testing import Case
 
@@ -79,7 +81,7 @@ def _check_backend(name: str) -> None:
 
     installed = tp.list_backends()
     if name not in installed:
-        listed = ", ".join(installed) if installed else "none (install one, e.g. `pip install tensorplug-numpy`)"
+        listed = ", ".join(installed) if installed else f"none (install one, e.g. `{pip_install('tensorplug-numpy')}`)"
         raise pytest.UsageError(f"--tensorplug-backend {name!r}: no such backend is installed; installed: {listed}")
     try:
         tp.backend(name)

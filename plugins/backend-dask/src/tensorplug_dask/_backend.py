@@ -22,6 +22,7 @@ import numpy as np
 from dask.utils import parse_bytes
 
 from tensorplug import Backend, BackendError, KernelError, TensorplugError
+from tensorplug._runtime._install import pip_install
 
 _NAMES = {np.dtype(name): name for name in ("float32", "float64", "int32", "int64", "bool")}
 
@@ -86,7 +87,7 @@ class DaskBackend(Backend):
             except ImportError as exc:
                 raise BackendError(
                     f"dask backend: client={client!r} needs dask.distributed; "
-                    "pip install 'tensorplug-dask[distributed]'"
+                    f"{pip_install('tensorplug-dask', 'distributed')}"
                 ) from exc
             client = Client(client)
         if client is not None and not hasattr(client, "persist"):

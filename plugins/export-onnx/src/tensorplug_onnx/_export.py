@@ -11,7 +11,8 @@ step, its kernel and the op that made it.
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
+import stat
 from collections.abc import Mapping
 
 import onnx
@@ -33,9 +34,9 @@ NOT_EXPORTED: dict[str, str] = {
     K.MAX_POOL_GRAD: GRADIENT_ONLY,
     K.AVG_POOL_GRAD: GRADIENT_ONLY,
     K.RANDOM_UNIFORM: "a random draw: ONNX's generator is not tensorplug's, so the exported values would differ "
-    "(seeded draws could not be reproduced)",
+    "(a seeded draw is made on the host, so it is exported as the values it drew)",
     K.RANDOM_NORMAL: "a random draw: ONNX's generator is not tensorplug's, so the exported values would differ "
-    "(seeded draws could not be reproduced)",
+    "(a seeded draw is made on the host, so it is exported as the values it drew)",
 }
 
 OPTIONS = ("opset", "model_name", "doc_string")
@@ -187,8 +188,12 @@ def _write(model: onnx.ModelProto, request: ExportRequest) -> None:
     folder = path.parent
     if not folder.is_dir():
         raise refuse(request, f"cannot write {str(path)!r}: the folder {str(folder)!r} does not exist")
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    temporary = folder / f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    handle = os.open(temporary, flags, 0o666)  # the permissions of any file the user writes (the umask applies)
     try:
+        if path.exists():  # keep the permissions the old file had
+            os.chmod(temporary, stat.S_IMODE(path.stat().st_mode))
         with os.fdopen(handle, "wb") as out:
             out.write(model.SerializeToString())
             out.flush()

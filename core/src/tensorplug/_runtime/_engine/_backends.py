@@ -23,6 +23,7 @@ from tensorplug._runtime._errors import (
     TensorplugError,
     warn,
 )
+from tensorplug._runtime._install import pip_install
 from tensorplug._runtime._observe import ObservedKernel
 from tensorplug._runtime._registry import (
     RUNTIME,
@@ -38,8 +39,8 @@ from tensorplug._runtime._tensor import Tensor, moved_storage
 from tensorplug.kernel_names import CATALOGUE
 
 INSTALL_HINT = (
-    "install a backend, for example `pip install tensorplug-numpy` (CPU) "
-    "or `pip install tensorplug-torch` (PyTorch, CUDA when present)"
+    f"install a backend from the checkout's root, for example `{pip_install('tensorplug-numpy')}` (CPU) "
+    f"or `{pip_install('tensorplug-torch')}` (PyTorch, CUDA when present)"
 )
 
 
