@@ -93,7 +93,8 @@ def seeded_uniform(attrs: dict[str, Any]) -> np.ndarray:
     rng, dtype = seeded_generator(attrs["seed"]), np.dtype(attrs["dtype"])
     low, high = attrs["minval"], attrs["maxval"]
     if dtype.kind in "iu":
-        return rng.integers(low, high, size=attrs["shape"], dtype=dtype)
+        integers: np.ndarray = rng.integers(low, high, size=attrs["shape"], dtype=dtype)
+        return integers
     with np.errstate(over="ignore"):  # bounds beyond the dtype's range give inf, as the kernels do
         return np.asarray(low + (high - low) * rng.random(attrs["shape"]), dtype=dtype)  # shape (): an array too
 
