@@ -19,6 +19,10 @@ DRAWS: dict[str, Callable[[], tp.Tensor]] = {
     "random_uniform_int": lambda: tp.random_uniform((50,), -5, 5, "int32", seed=4),
     "random_normal": lambda: tp.random_normal((7, 5), 1.0, 2.0, seed=5),
     "dropout": lambda: tp.dropout(tp.ones((10, 10)), 0.5, seed=6),
+    "random_uniform_scalar": lambda: tp.random_uniform((), 2.0, 3.0, seed=7),
+    "random_normal_scalar": lambda: tp.random_normal((), 1.0, 2.0, "float64", seed=8),
+    "he_normal_scalar": lambda: tp.initializers.he_normal((), seed=9),
+    "random_uniform_int_scalar": lambda: tp.random_uniform((), 0, 5, "int64", seed=10),
 }
 
 

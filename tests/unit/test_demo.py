@@ -190,3 +190,16 @@ def test_demo_help_shows_the_defaults_and_the_label_smoothing() -> None:
     assert "hidden units (default: 128;" in text
     assert "Adam's step size (default: 0.005;" in text
     assert "seed of the split, the weights and shuffling (default: 0;" in text
+
+
+def test_demo_help_says_how_to_install_the_onnx_exporter_from_a_checkout() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tensorplug", "demo", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    assert (
+        "--export FILE.onnx save the trained classifier as an ONNX model (needs the ONNX exporter: pip install "
+        "./plugins/export-onnx from a tensorplug checkout)" in text
+    )
+    assert "tensorplug-onnx" not in text  # not a name on any package index

@@ -111,7 +111,8 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
         "--export",
         metavar="FILE.onnx",
         type=Path,
-        help="save the trained classifier as an ONNX model (tensorplug-onnx)",
+        help="save the trained classifier as an ONNX model (needs the ONNX exporter: "
+        f"{pip_install('tensorplug-onnx')} from a tensorplug checkout)",
     )
 
 

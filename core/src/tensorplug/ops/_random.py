@@ -93,16 +93,17 @@ def seeded_uniform(attrs: dict[str, Any]) -> np.ndarray:
     rng, dtype = seeded_generator(attrs["seed"]), np.dtype(attrs["dtype"])
     low, high = attrs["minval"], attrs["maxval"]
     if dtype.kind in "iu":
-        return rng.integers(low, high, size=attrs["shape"], dtype=dtype)
+        integers: np.ndarray = rng.integers(low, high, size=attrs["shape"], dtype=dtype)
+        return integers
     with np.errstate(over="ignore"):  # bounds beyond the dtype's range give inf, as the kernels do
-        return (low + (high - low) * rng.random(attrs["shape"])).astype(dtype)
+        return np.asarray(low + (high - low) * rng.random(attrs["shape"]), dtype=dtype)  # shape (): an array too
 
 
 def seeded_normal(attrs: dict[str, Any]) -> np.ndarray:
     """The host samples of a seeded ``random_normal`` (its checked attrs), the same for every backend."""
     rng = seeded_generator(attrs["seed"])
     with np.errstate(over="ignore"):
-        return (attrs["mean"] + attrs["stddev"] * rng.standard_normal(attrs["shape"])).astype(attrs["dtype"])
+        return np.asarray(attrs["mean"] + attrs["stddev"] * rng.standard_normal(attrs["shape"]), dtype=attrs["dtype"])
 
 
 def _finite(op: str, name: str, value: Any) -> float:

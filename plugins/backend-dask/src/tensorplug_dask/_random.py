@@ -1,5 +1,9 @@
 """Random kernels: one numpy generator per chunk, chunked as the backend chunks that shape.
 
+``tp.random_uniform`` and ``tp.random_normal`` call these kernels only
+unseeded: a seeded op draws on the host, the same values on every backend.
+A seed reaches them only through ``tp.run_kernel``.
+
 The ``seed`` attr seeds a ``numpy.random.SeedSequence`` (None draws fresh
 entropy when the kernel runs); chunk ``i`` (in C order) draws from that
 sequence's ``i``-th spawned child, made inside the chunk's task. So a

@@ -4,6 +4,9 @@ Samples are drawn in place into a fresh tensor on ``backend.torch_device``
 by a ``torch.Generator`` seeded with the ``seed`` attr; ``seed=None`` uses
 torch's default generator of that device, whose state moves on with every
 draw. Values differ from the numpy backend's (and between CPU and CUDA).
+``tp.random_uniform`` and ``tp.random_normal`` call these kernels only
+unseeded (a seeded op draws on the host, the same values on every backend):
+a seed reaches them only through ``tp.run_kernel``.
 """
 
 from __future__ import annotations
