@@ -86,7 +86,11 @@ def test_run_kernel_says_not_registered_naming_the_kernel_the_backend_and_why() 
         tp.set_backend("grown")
         x = tp.tensor([0.5])
         result["erf"] = outcome(lambda: tp.erf(x))  # the first use: nothing listed the kernels before
-        result["normal"] = outcome(lambda: tp.random_normal((2,), seed=1))
+        result["normal"] = outcome(lambda: tp.random_normal((2,)))  # unseeded: the backend's kernel draws
+        result["seeded"] = tp.random_normal((2,), seed=1).tolist()  # seeded: drawn on the host, no kernel needed
+        tp.set_backend("numpy")
+        result["seeded_numpy"] = tp.random_normal((2,), seed=1).tolist()
+        tp.set_backend("grown")
         result["direct"] = outcome(lambda: tp.run_kernel("Erf", {"x": x}))
         result["sqrt"] = tp.sqrt(tp.tensor([4.0])).tolist()
     """)
@@ -100,6 +104,7 @@ def test_run_kernel_says_not_registered_naming_the_kernel_the_backend_and_why() 
         "names it tp_fixture_grown._random:random_normal by convention (catalogue_kernels), but there is no module "
         "tp_fixture_grown._random."
     ), out["normal"]
+    assert out["seeded"] == out["seeded_numpy"]
     assert out["direct"] == out["erf"]
     assert out["sqrt"] == [2.0]
 
@@ -110,16 +115,19 @@ def test_the_declared_fallback_serves_the_kernels_the_package_does_not_define() 
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             erf = tp.erf(tp.tensor([0.5, -1.0]))
-            normal = tp.random_normal((3,), seed=7)
+            normal = tp.random_normal((3,))  # unseeded: the fallback's kernel draws
+            seeded = tp.random_normal((3,), seed=7)  # seeded: drawn on the host, stored here, no kernel
             tp.erf(tp.tensor([0.5]))
         result["erf"] = [erf.backend, erf.tolist()]
-        result["normal"] = [normal.backend, normal.tolist()]
+        result["normal"] = [normal.backend, list(normal.shape)]
+        result["seeded"] = [seeded.backend, seeded.tolist()]
         result["warnings"] = [str(w.message) for w in caught if issubclass(w.category, tp.FallbackWarning)]
         tp.set_backend("numpy")
         result["numpy"] = [tp.erf(tp.tensor([0.5, -1.0])).tolist(), tp.random_normal((3,), seed=7).tolist()]
     """)
     assert out["erf"] == ["grownfb", out["numpy"][0]]
-    assert out["normal"] == ["grownfb", out["numpy"][1]]
+    assert out["normal"] == ["grownfb", [3]]
+    assert out["seeded"] == ["grownfb", out["numpy"][1]]
     assert len(out["warnings"]) == 2  # once per kernel
     assert out["warnings"][0].startswith("backend 'grownfb' has no kernel 'Erf'; it runs on the fallback backend")
 
