@@ -194,7 +194,7 @@ def array_api(session: nox.Session) -> None:
 @nox.session
 def dask(session: nox.Session) -> None:
     """The dask backend: the conformance suite on chunks of two elements (known gaps: its tests' conftest.py),
-    laziness, persist, debug mode and moves, and README's example on a LocalCluster (127.0.0.1, 2 workers).
+    laziness, persist, debug mode and moves, and docs/dask.md's example on a LocalCluster (127.0.0.1, 2 workers).
     """
     install(session, CORE, NUMPY, f"{DASK}[distributed]", *PYTEST)
     session.run("pytest", f"{DASK}/tests", "--tensorplug-backend", "dask", "--tensorplug-strict", *session.posargs)

@@ -161,7 +161,7 @@ def test_numpy_from_dlpack_of_a_tensor_is_read_only_on_both_backends(backend: st
     view = np.from_dlpack(t)
     assert view.ctypes.data == _address(t)
     assert not view.flags.writeable
-    assert torch.from_dlpack(t).data_ptr() == _address(t)  # torch has no read-only tensors: README's escape hatch
+    assert torch.from_dlpack(t).data_ptr() == _address(t)  # torch has no read-only tensors: docs/tour.md's escape hatch
 
 
 @pytest.mark.parametrize("dtype", [">f8", ">f4", ">i8", ">i4"])

@@ -14,7 +14,7 @@ from isolated import run_isolated
 import tensorplug as tp
 
 CASES = {
-    # README's tour: a reversed view made on numpy, used after switching to torch
+    # the tour (docs/tour.md): a reversed view made on numpy, used after switching to torch
     "tour, then set_backend": (
         """
         x = tp.tensor([[1.0, 2.0], [3.0, 4.0]])[:, ::-1]

@@ -1,4 +1,4 @@
-"""The promises of README's "Security" section, against tensorplug-fixture-hostile really installed.
+"""The promises of the "Security" section of docs/plugins.md, against tensorplug-fixture-hostile really installed.
 
 Each plugin of that distribution misbehaves only when ``TP_FIXTURE_HOSTILE``
 names it (see its README); each test turns on the ones it checks, in a

@@ -1,4 +1,4 @@
-"""More promises of README's "Security" section, against tensorplug-fixture-hostile really installed.
+"""More promises of the "Security" section of docs/plugins.md, against tensorplug-fixture-hostile really installed.
 
 As in test_hostile.py, each plugin of that distribution misbehaves only when
 ``TP_FIXTURE_HOSTILE`` names it, and each test runs a fresh subprocess:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import subprocess
 import sys
 import warnings
@@ -29,6 +30,7 @@ from tensorplug.kernel_reference import (
     check_call,
     entry_text,
     markdown,
+    ops_markdown,
 )
 from tensorplug.testing import all_cases, run_case
 from tensorplug.testing.cases._unary import floating_cases
@@ -71,6 +73,31 @@ def test_docs_kernels_md_is_the_generated_page() -> None:
     assert DOC.read_text() == markdown(), (
         "docs/kernels.md is stale: run `tensorplug kernels --markdown > docs/kernels.md`"
     )
+
+
+def test_docs_ops_md_is_the_generated_index() -> None:
+    assert (ROOT / "docs" / "ops.md").read_text() == ops_markdown(), (
+        "docs/ops.md is stale: run `tensorplug kernels --ops > docs/ops.md`"
+    )
+
+
+def test_the_ops_index_has_a_row_per_public_op_linking_its_kernels() -> None:
+    rows = [line for line in ops_markdown().splitlines() if line.startswith("| `tp.")]
+    assert [row.split("`")[1] for row in rows] == [f"tp.{name}" for name in tp.ops.__all__]
+    conv2d = next(row for row in rows if row.startswith("| `tp.conv2d` "))
+    assert "[Conv2D](kernels.md#conv2d)" in conv2d
+    assert "[Conv2DBackpropFilter](kernels.md#conv2dbackpropfilter) (backward)" in conv2d
+    assert next(row for row in rows if row.startswith("| `tp.multiply` ")).endswith("| alias of `tp.mul` |")
+    anchors = {f"#{name.lower()}" for name in REFERENCE}
+    for link in re.findall(r"\(kernels\.md(#[a-z0-9]+)\)", ops_markdown()):
+        assert link in anchors, link
+
+
+def test_the_ops_index_is_printed_by_the_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    from tensorplug.kernel_reference import main
+
+    assert main(["--ops"]) == 0
+    assert capsys.readouterr().out == ops_markdown()
 
 
 def test_every_entry_is_well_formed() -> None:

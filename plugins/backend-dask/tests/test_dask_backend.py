@@ -244,15 +244,15 @@ def test_importing_tensorplug_does_not_import_dask() -> None:
     assert done.stdout.strip() == "ok"
 
 
-def test_the_readme_dask_block_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    """README's python block for dask is guarded (the tests session has no dask): run it here, where it does run."""
+def test_the_dask_guide_block_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/dask.md's python block is guarded (the tests session has no dask): run it here, where it does run."""
     import re
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()  # the repository's
-    (block,) = [b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.DOTALL) if 'set_backend("dask"' in b]
+    guide = (Path(__file__).resolve().parents[3] / "docs" / "dask.md").read_text()  # the repository's
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", guide, flags=re.DOTALL) if 'set_backend("dask"' in b]
     try:
-        exec(compile(block, "README.md", "exec"), {"tp": tp})
+        exec(compile(block, "docs/dask.md", "exec"), {"tp": tp})
     finally:
         tp.set_backend("dask", chunks=2)
     assert capsys.readouterr().out == "91.0\n"

@@ -1,4 +1,4 @@
-"""The dask backend on a dask.distributed LocalCluster (127.0.0.1, 2 workers), and the README's example.
+"""The dask backend on a dask.distributed LocalCluster (127.0.0.1, 2 workers), and docs/dask.md's example.
 
 Each test starts its cluster and stops it; the subprocess runs are bounded by timeouts.
 """
@@ -19,7 +19,7 @@ import tensorplug as tp
 
 distributed = pytest.importorskip("distributed", reason="the cluster tests need dask.distributed (nox -s dask has it)")
 
-ROOT = Path(__file__).resolve().parents[3]  # the repository: its README and examples/
+ROOT = Path(__file__).resolve().parents[3]  # the repository: its docs/ and examples/
 
 
 @pytest.fixture(scope="module")
@@ -88,10 +88,10 @@ def test_moving_between_numpy_and_the_cluster(on_cluster: Any) -> None:
     np.testing.assert_array_equal(back.numpy(), np.arange(12_000, dtype=np.float32) * 2.0)
 
 
-def test_the_readme_example_trains_on_a_local_cluster() -> None:
-    """README's dask section runs `python examples/dask_regression.py`: 1,000,000 x 64 rows, as the README says."""
-    readme = (ROOT / "README.md").read_text()
-    assert "python examples/dask_regression.py" in readme
+def test_the_dask_guide_example_trains_on_a_local_cluster() -> None:
+    """docs/dask.md runs `python examples/dask_regression.py`: 1,000,000 x 64 rows, as the guide says."""
+    guide = (ROOT / "docs" / "dask.md").read_text()
+    assert "python examples/dask_regression.py" in guide
     done = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "dask_regression.py")],
         capture_output=True,

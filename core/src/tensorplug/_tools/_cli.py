@@ -209,13 +209,17 @@ def new_backend(args: argparse.Namespace) -> int:
 
 def _kernels_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--markdown", action="store_true", help="print the whole reference page (docs/kernels.md)")
+    parser.add_argument("--ops", action="store_true", help="print the index of the public ops (docs/ops.md)")
     parser.add_argument("names", metavar="NAME", nargs="*", help="kernel names (e.g. Conv2D); default: a list of all")
 
 
 def kernels(args: argparse.Namespace) -> int:
     """Print the kernel reference: the whole page, the entries named, or one line per kernel."""
-    from tensorplug.kernel_reference import REFERENCE, entry_text, markdown
+    from tensorplug.kernel_reference import REFERENCE, entry_text, markdown, ops_markdown
 
+    if args.ops and not args.names:
+        sys.stdout.write(ops_markdown())
+        return 0
     if args.markdown and not args.names:
         sys.stdout.write(markdown())
         return 0

@@ -448,7 +448,7 @@ def function(fn: Callable[P, R] | None = None, *, max_traces: int = DEFAULT_MAX_
     call (with the optimizer's hyper-parameters of that call); a replay that raises leaves every Variable, and the
     optimizers' step counts, as they were. A Variable ``fn`` returns is returned itself. Tracing in one thread
     changes nothing other threads see. Python side effects (print, making Variables or optimizer slots) happen at
-    trace time only. See the README section "Tracing with tp.function" for what cannot be replayed (it then runs
+    trace time only. See docs/tracing.md for what cannot be replayed (it then runs
     eagerly, with a ``tp.FunctionWarning``), and how gradient scopes, ``tp.profile`` and ``tp.debug`` behave. A
     backend may lower the program it traced into a faster replay of its own (:meth:`Backend.lower`);
     ``lower=False`` keeps the plain replay (each kernel called in turn).

@@ -2,7 +2,7 @@
 
 Above numpy (priority 1) when a CUDA device will be used, below it on the
 CPU: for the small tensors of typical CPU work, numpy's per-call overhead is
-lower than torch's (see the README), while on a GPU torch is the point.
+lower than torch's (see docs/performance.md), while on a GPU torch is the point.
 """
 
 from __future__ import annotations
