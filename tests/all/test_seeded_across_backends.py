@@ -1,4 +1,6 @@
-"""A seed gives the same values on every shipped backend: the same program starts from the same model anywhere."""
+"""A seed gives the same values on every shipped backend: the same program starts from the same model anywhere.
+
+numpy and torch here; plugins/backend-dask/tests/test_dask_seeded.py holds dask to the same values."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import pytest
 
 import tensorplug as tp
 
-BACKENDS = ["numpy", "torch", "dask"]
+BACKENDS = ["numpy", "torch"]
 
 DRAWS: dict[str, Callable[[], tp.Tensor]] = {
     "he_normal": lambda: tp.initializers.he_normal((3, 3, 4, 8), seed=0),
@@ -27,8 +29,6 @@ DRAWS: dict[str, Callable[[], tp.Tensor]] = {
 
 
 def on(backend: str, draw: Callable[[], tp.Tensor]) -> np.ndarray:
-    if backend not in tp.list_backends():
-        pytest.skip(f"the {backend} backend is not installed")
     tp.set_backend(backend)
     try:
         t = draw()
@@ -39,9 +39,8 @@ def on(backend: str, draw: Callable[[], tp.Tensor]) -> np.ndarray:
 
 
 @pytest.mark.parametrize("name", sorted(DRAWS))
-@pytest.mark.parametrize("backend", ["torch", "dask"])
-def test_the_same_seed_gives_the_same_values_as_on_numpy(name: str, backend: str) -> None:
-    np.testing.assert_array_equal(on(backend, DRAWS[name]), on("numpy", DRAWS[name]))
+def test_the_same_seed_gives_the_same_values_on_torch_as_on_numpy(name: str) -> None:
+    np.testing.assert_array_equal(on("torch", DRAWS[name]), on("numpy", DRAWS[name]))
 
 
 def test_seeded_samples_are_the_documented_philox_stream() -> None:

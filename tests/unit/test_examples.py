@@ -7,8 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 LOSS = re.compile(r"^epoch\s+\d+\s+loss\s+(\S+)$", re.MULTILINE)
 
@@ -80,18 +78,3 @@ def test_dask_regression_help_explains_every_flag() -> None:
                           "--scheduler"}  # fmt: skip
     assert "--scheduler ADDRESS" in done.stdout
     assert "(default: 20)" in flags["--steps"]
-
-
-def test_dask_regression_trains_on_a_running_cluster_and_leaves_it_running() -> None:
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(
-        n_workers=1, threads_per_worker=1, host="127.0.0.1", protocol="tcp://", dashboard_address=None, processes=False
-    ) as cluster:
-        address = cluster.scheduler_address
-        done = run_script(DASK_REGRESSION, "--scheduler", address, "--rows", "2000", "--features", "4",
-                          "--chunk-rows", "500", "--steps", "3", timeout=180)  # fmt: skip
-        assert done.returncode == 0, done.stdout + done.stderr
-        assert f"cluster: 1 workers at {address} (a running cluster)" in done.stdout
-        assert "losses match the numpy backend's" in done.stdout
-        with distributed.Client(address, timeout=10) as client:  # still running
-            assert len(client.scheduler_info()["workers"]) == 1

@@ -104,3 +104,24 @@ def test_the_dask_guide_example_trains_on_a_local_cluster() -> None:
     assert "losses match the numpy backend's" in done.stdout
     worst = float(re.search(r"largest relative difference of the losses: (\S+)", done.stdout).group(1))  # type: ignore[union-attr]
     assert worst < 1e-4
+
+
+def run_example(*args: str) -> subprocess.CompletedProcess[str]:
+    script = ROOT / "examples" / "dask_regression.py"
+    return subprocess.run(
+        [sys.executable, str(script), *args], capture_output=True, text=True, timeout=180, cwd=ROOT, check=False
+    )
+
+
+def test_dask_regression_trains_on_a_running_cluster_and_leaves_it_running() -> None:
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, host="127.0.0.1", protocol="tcp://", dashboard_address=None, processes=False
+    ) as cluster:
+        address = cluster.scheduler_address
+        done = run_example("--scheduler", address, "--rows", "2000", "--features", "4", "--chunk-rows", "500",
+                           "--steps", "3")  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"cluster: 1 workers at {address} (a running cluster)" in done.stdout
+        assert "losses match the numpy backend's" in done.stdout
+        with distributed.Client(address, timeout=10) as client:  # still running
+            assert len(client.scheduler_info()["workers"]) == 1

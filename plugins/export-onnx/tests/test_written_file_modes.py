@@ -12,8 +12,6 @@ import pytest
 
 import tensorplug as tp
 
-pytest.importorskip("onnx")
-
 
 @pytest.fixture(params=[0o022, 0o002])
 def umask(request: pytest.FixtureRequest) -> Iterator[int]:
