@@ -450,8 +450,9 @@ def function(fn: Callable[P, R] | None = None, *, max_traces: int = DEFAULT_MAX_
     changes nothing other threads see. Python side effects (print, making Variables or optimizer slots) happen at
     trace time only. See docs/tracing.md for what cannot be replayed (it then runs
     eagerly, with a ``tp.FunctionWarning``), and how gradient scopes, ``tp.profile`` and ``tp.debug`` behave. A
-    backend may lower the program it traced into a faster replay of its own (:meth:`Backend.lower`);
-    ``lower=False`` keeps the plain replay (each kernel called in turn).
+    backend may lower the program it traced into a faster replay of its own (:meth:`Backend.lower_step` per
+    step, or :meth:`Backend.compile` for the whole program); ``lower=False`` keeps the plain replay (each kernel
+    called in turn).
 
     >>> import tensorplug as tp
     >>> @tp.function
