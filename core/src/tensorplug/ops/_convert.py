@@ -184,8 +184,10 @@ def _copy_of_producer(obj: Any, dtype: str | None) -> Tensor:
             f"{_producer_text(producer)}: {type(exc).__name__}: {exc}"
         ) from exc
     t = _checked(wrap_storage(raw, backend), "tensor()", producer)
-    if t.dtype == _dtypes.bool_ and _bad_bool_bytes(backend.to_host(t._data)):
-        t = from_host(backend.to_host(t._data))  # a copy whose bool bytes are 0 and 1
+    if t.dtype == _dtypes.bool_:
+        host = backend.to_host(t._data)
+        if _bad_bool_bytes(host):
+            t = from_host(host)  # a copy whose bool bytes are 0 and 1
     return t if dtype is None else cast(t, dtype)
 
 
