@@ -73,6 +73,8 @@ class FusedUpdateSpec:
     attrs: tuple[str, ...]
     outputs: tuple[str, ...]
     computes: tuple[str, ...]
+    kernels: tuple[str, ...]
+    """The kernels of the ops the update stands for: it is used only where the backend's own plugin provides each."""
     note: str = ""
 
     def __post_init__(self) -> None:
@@ -124,6 +126,7 @@ APPLY_GRADIENT_DESCENT: Final = FusedUpdateSpec(
     attrs=(),
     outputs=("var",),
     computes=("var = var - delta * alpha",),
+    kernels=("Multiply", "Sub"),
     note="delta is the gradient, alpha the learning rate.",
 )
 APPLY_MOMENTUM: Final = FusedUpdateSpec(
@@ -138,6 +141,7 @@ APPLY_MOMENTUM: Final = FusedUpdateSpec(
         "var = var - (grad + accum * momentum) * lr    with use_nesterov",
         "var = var - accum * lr                        without",
     ),
+    kernels=("Multiply", "Add", "Sub"),
 )
 APPLY_ADAM: Final = FusedUpdateSpec(
     "ApplyAdam",
@@ -151,6 +155,7 @@ APPLY_ADAM: Final = FusedUpdateSpec(
         "v = v * beta2 + grad**2 * one_minus_beta2",
         "var = var - m / (sqrt(v) + epsilon) * step_size",
     ),
+    kernels=("Multiply", "Add", "Square", "Sqrt", "RealDiv", "Sub"),
     note="step_size and epsilon have the step's bias corrections folded in (computed on the host in float64).",
 )
 APPLY_RMS_PROP: Final = FusedUpdateSpec(
@@ -168,6 +173,7 @@ APPLY_RMS_PROP: Final = FusedUpdateSpec(
         "mom = step                                  without",
         "var = var - mom",
     ),
+    kernels=("Multiply", "Add", "Square", "Sub", "Sqrt", "RealDiv"),
     note="mg is an input and the last output only when centered: [var, ms, mom] otherwise.",
 )
 APPLY_ADAGRAD: Final = FusedUpdateSpec(
@@ -178,6 +184,7 @@ APPLY_ADAGRAD: Final = FusedUpdateSpec(
     attrs=(),
     outputs=("var", "accum"),
     computes=("accum = accum + grad**2", "var = var - grad / sqrt(accum + epsilon) * lr"),
+    kernels=("Add", "Square", "Sqrt", "RealDiv", "Multiply", "Sub"),
 )
 
 FUSED_UPDATES: Final[tuple[FusedUpdateSpec, ...]] = (
@@ -190,14 +197,6 @@ FUSED_UPDATES: Final[tuple[FusedUpdateSpec, ...]] = (
 """The fused updates a backend's ``fused_update(name)`` may be asked for, by name (``help()`` of each gives its
 inputs, attrs and outputs)."""
 
-_OP_KERNELS: dict[FusedUpdateSpec, tuple[str, ...]] = {
-    APPLY_GRADIENT_DESCENT: ("Multiply", "Sub"),
-    APPLY_MOMENTUM: ("Multiply", "Add", "Sub"),
-    APPLY_ADAM: ("Multiply", "Add", "Square", "Sqrt", "RealDiv", "Sub"),
-    APPLY_RMS_PROP: ("Multiply", "Add", "Square", "Sub", "Sqrt", "RealDiv"),
-    APPLY_ADAGRAD: ("Add", "Square", "Sqrt", "RealDiv", "Multiply", "Sub"),
-}
-"""The kernels of the ops each fused update stands for."""
 
 UpdateFunc = Callable[[dict[str, Any], dict[str, Any], Backend], list[Any]]
 """A backend's fused update: ``(raw inputs, attrs, backend) -> raw outputs``, as a kernel is called."""
@@ -247,7 +246,7 @@ def fused_update(update: FusedUpdateSpec) -> FusedUpdate | None:
         return None
     backend_spec = engine.specs.get(backend.name)
     own = backend_spec.source if backend_spec is not None else None
-    for op_kernel in _OP_KERNELS[update]:
+    for op_kernel in update.kernels:
         spec = kernel_registry.get((op_kernel, backend.name))
         if spec is None or spec.source != own:
             return None
