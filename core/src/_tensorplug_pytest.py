@@ -82,7 +82,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="FORMAT",
         default=None,
         help="export each conformance case in FORMAT (a format tp.export writes) and run it with the runner that "
-        "the pytest_tensorplug_export_runner hook gives, against the numpy backend's values",
+        "the pytest_tensorplug_export_runner hook gives, against the values of its reference backend (numpy)",
     )
 
 
