@@ -211,10 +211,10 @@ def demo(session: nox.Session) -> None:
 @nox.session
 def export_onnx(session: nox.Session) -> None:
     """tensorplug-onnx with onnx and ONNX Runtime (pinned in .ci/constraints.txt): every conformance case whose
-    kernels export, run in ONNX Runtime against the numpy backend (the report is printed at the end), the
-    refusals, dynamic axes, the digits demo's model, the plugin's README and doctests."""
+    kernels export, run in ONNX Runtime against the numpy backend by the exporter conformance kit (its summary
+    is printed at the end), the refusals, dynamic axes, the digits demo's model, the plugin's README and doctests."""
     install(session, CORE, NUMPY, f"{ONNX}[test]", "onnx", "onnxruntime", *PYTEST)
-    session.run("pytest", f"{ONNX}/tests", *session.posargs)
+    session.run("pytest", f"{ONNX}/tests", "--tensorplug-exporter", "onnx", "--tensorplug-strict", *session.posargs)
     session.run("pytest", "--doctest-modules", "--pyargs", "tensorplug_onnx", "-p", "no:cacheprovider")
 
 

@@ -1,17 +1,23 @@
-"""pytest's entry point for tensorplug: the conformance suite's two options, the ``tensorplug_registries`` fixture,
-and nothing imported until used.
+"""pytest's entry point for tensorplug: the conformance suite's options (for a backend, for an exporter), the
+``tensorplug_registries`` fixture, and nothing imported until used.
 
 It lives outside the ``tensorplug`` package so that pytest starting up in any
 project where tensorplug is installed does not import tensorplug (and run
 its plugin discovery). ``pytest --tensorplug-backend NAME`` loads
-``tensorplug.testing.pytest_plugin``, which adds the suite.
+``tensorplug.testing.pytest_plugin``, which adds the suite;
+``pytest --tensorplug-exporter FORMAT`` loads the exporter conformance kit
+(``tensorplug.testing._export_pytest``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tensorplug.testing import ExportRunner
 
 
 @pytest.fixture
@@ -28,7 +34,7 @@ def tensorplug_registries() -> Iterator[None]:
 
 
 class HookSpecs:
-    """The hook a backend's tests implement (in a conftest.py, or a module loaded with ``-p``)."""
+    """The hooks a backend's or an exporter's tests implement (in a conftest.py, or a module loaded with ``-p``)."""
 
     @staticmethod
     @pytest.hookspec
@@ -38,6 +44,11 @@ class HookSpecs:
         The run reports them as known gaps, not as failures; a gap none of whose
         cases fails any more fails the run, so that fixing one is noticed.
         """
+
+    @staticmethod
+    @pytest.hookspec(firstresult=True)
+    def pytest_tensorplug_export_runner(config: pytest.Config, format: str) -> ExportRunner | None:
+        """How ``--tensorplug-exporter`` runs what the exporter of ``format`` makes (None: another format's)."""
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -56,7 +67,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--tensorplug-strict",
         action="store_true",
         default=False,
-        help="with --tensorplug-backend: a kernel the backend does not register fails instead of being skipped",
+        help="with --tensorplug-backend: a kernel the backend does not register fails instead of being skipped; "
+        "with --tensorplug-exporter: a kernel the exporter writes that no passing case exercises fails the run",
     )
     group.addoption(
         "--tensorplug-traced",
@@ -65,15 +77,30 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="with --tensorplug-backend: also run each case through tp.function and check that its replay (the "
         "backend's lowering) equals eager, bit for bit (a compiled replay: within the backend's compile_ulps)",
     )
+    group.addoption(
+        "--tensorplug-exporter",
+        metavar="FORMAT",
+        default=None,
+        help="export each conformance case in FORMAT (a format tp.export writes) and run it with the runner that "
+        "the pytest_tensorplug_export_runner hook gives, against the values of its reference backend (numpy)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     backend = config.getoption("tensorplug_backend")
+    exporter = config.getoption("tensorplug_exporter")
     strict = bool(config.getoption("tensorplug_strict"))
+    if exporter is not None:
+        from tensorplug.testing import _export_pytest
+
+        _export_pytest.configure(config, exporter, strict)
     if backend is None:
-        if strict or config.getoption("tensorplug_traced"):
-            option = "--tensorplug-strict" if strict else "--tensorplug-traced"
-            raise pytest.UsageError(f"{option} needs --tensorplug-backend NAME")
+        if config.getoption("tensorplug_traced"):
+            raise pytest.UsageError("--tensorplug-traced needs --tensorplug-backend NAME")
+        if strict and exporter is None:
+            raise pytest.UsageError(
+                "--tensorplug-strict needs --tensorplug-backend NAME or --tensorplug-exporter FORMAT"
+            )
         return
     from tensorplug.testing import pytest_plugin
 

@@ -1,13 +1,12 @@
-"""The export-onnx tests: the conformance report is printed at the end of the run (counts, what does not export)."""
+"""The export-onnx tests: ONNX Runtime is the runner of ``pytest --tensorplug-exporter onnx``."""
 
 from __future__ import annotations
 
-from typing import Any
+import pytest
+from conformance import RUNNER
 
-from conformance import REPORTS
+from tensorplug.testing import ExportRunner
 
 
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    for text in REPORTS:
-        terminalreporter.section("ONNX export checked by ONNX Runtime")
-        terminalreporter.write_line(text)
+def pytest_tensorplug_export_runner(config: pytest.Config, format: str) -> ExportRunner | None:
+    return RUNNER if format == "onnx" else None

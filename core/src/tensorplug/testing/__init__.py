@@ -1,7 +1,8 @@
 """Testing helpers for users and backend authors: the conformance suite, numeric gradient checks,
 ``check_contract`` (a backend still defining a method removed from the backend contract fails it, told what
 replaced the method), and ``restored_registries``, which undoes a test's registrations (as the pytest fixture
-``tensorplug_registries`` does).
+``tensorplug_registries`` does). The exporter conformance kit (``ExportRunner``, ``check_export``,
+``check_exports``) runs the same cases through an export format: see ``docs/export.md``, "Testing an exporter".
 
 ``check_grads`` compares the analytic gradient (tape autodiff) with central
 finite differences in float64, along random directions, as HIPS autograd's
@@ -34,15 +35,29 @@ from tensorplug.testing._conformance import (
     overridden_gradients,
     run_case,
 )
+from tensorplug.testing._export_kit import (
+    EXPORT_OUTCOMES,
+    ExportOutcome,
+    ExportReport,
+    ExportRunner,
+    check_export,
+    check_exports,
+)
 from tensorplug.testing._registries import restored_registries
 
 __all__ = [
+    "EXPORT_OUTCOMES",
     "Case",
+    "ExportOutcome",
+    "ExportReport",
+    "ExportRunner",
     "NotApplicable",
     "all_cases",
     "b8",
     "cases_by_kernel",
     "check_contract",
+    "check_export",
+    "check_exports",
     "check_grads",
     "core_gradients",
     "f32",
