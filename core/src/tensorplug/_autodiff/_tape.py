@@ -31,7 +31,7 @@ from tensorplug._autodiff._backward import (
 from tensorplug._runtime._dtypes import is_floating
 from tensorplug._runtime._errors import GradientError, InvalidArgumentError
 from tensorplug._runtime._registry import GradientSpec
-from tensorplug._runtime._state import Record, no_grad, state
+from tensorplug._runtime._state import no_grad, record_call, state
 from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug._runtime._variable import Variable, live_variables
 
@@ -236,7 +236,7 @@ def record_gradient(spec: GradientSpec, inputs: dict[str, Tensor], value: Tensor
     if tape is None or not any(tape.is_watching(x) for x in inputs.values()):
         return value
     output = _alias(value, tape.token)
-    tape.records.append(Record(spec.kernel_name, dict(inputs), {}, (output,), spec))
+    record_call(tape, spec.kernel_name, dict(inputs), {}, (output,), spec)
     return output
 
 
@@ -280,9 +280,9 @@ def custom_grad(f: Callable[..., tuple[Any, Callable[[Any], Any]]]) -> Callable[
         spec = GradientSpec(f"custom_grad({name})", adapter, source="custom_grad")
         inputs_map = {f"input{i}": x for i, x in enumerate(inputs)}
         if isinstance(value, Tensor):
-            tape.records.append(Record(spec.kernel_name, inputs_map, {}, (outputs[0],), spec))
+            record_call(tape, spec.kernel_name, inputs_map, {}, (outputs[0],), spec)
             return outputs[0]
-        tape.records.append(Record(spec.kernel_name, inputs_map, {}, outputs, spec))  # grad_fn takes a list of dy
+        record_call(tape, spec.kernel_name, inputs_map, {}, outputs, spec)  # grad_fn takes a list of dy
         return tuple(outputs) if isinstance(value, tuple) else list(outputs)
 
     return wrapped

@@ -342,12 +342,7 @@ class Tensor:
         target = engine.initialize(name)
         if target is self._backend:
             return _ops.tensor(self)
-        t = object.__new__(Tensor)
-        t._data = moved_storage(self, target, f"to_backend({name!r})")
-        t._backend = target
-        t._tape = None
-        t._dtype = self._dtype
-        return t
+        return wrap_storage(moved_storage(self, target, f"to_backend({name!r})"), target, self._dtype)
 
     def dispose(self) -> None:
         """Release the storage now (device memory included) instead of when the tensor is collected.
@@ -401,8 +396,8 @@ def describe(t: Any) -> str:
 
 def wrap_storage(raw: Any, backend: Backend, dtype: str | None = None) -> Tensor:
     """A Tensor around ``raw`` (storage of ``backend``), on no tape; ``dtype`` None: read from the storage when
-    first asked. (``run_kernel``, ``from_host`` and ``tensor(Tensor)`` build theirs inline: hot paths, where
-    this call would cost ~50 ns more.)"""
+    first asked. Every Tensor is built here, but for the one inline copy in the kernel call of ``run_kernel``
+    (``tensorplug._runtime._engine._call.call``)."""
     t = object.__new__(Tensor)
     t._data = raw
     t._backend = backend

@@ -5,7 +5,7 @@ bool, ``div`` computes integers in float32) and their shapes, then runs its kern
 tensors of a dtype that needed no conversion leaves an ``Entry`` in the op's ``Site`` under that dtype
 (see ``tensorplug._runtime._engine.Entry``): the dispatch table's kernel and the output's dtype. A later
 call on tensors of that dtype and of the active backend only compares shapes and runs the kernel
-(``run_entry``: observers, kernel errors and the tape as ``run_kernel``); a Python float meeting a float
+(the kernel call of ``run_kernel``: observers, kernel errors and the tape as there); a Python float meeting a float
 tensor joins it as the cached scalar tensor the checks would make. Anything else (another Python scalar,
 mixed dtypes, a tensor of another backend, shapes that do not broadcast, an entry whose table was
 replaced: a kernel registered, the backend switched, an observer on) takes the op's full path, which
@@ -24,13 +24,15 @@ from tensorplug._runtime._engine import (
     Entry,
     dispatch,
     engine,
-    kernel_failure,
+    failure,
     make_entry,
-    several_outputs,
+    record_call,
+    watching,
+    wrap_several,
 )
 from tensorplug._runtime._errors import TensorplugError
-from tensorplug._runtime._state import Record, new_record, state
-from tensorplug._runtime._tensor import Tensor
+from tensorplug._runtime._state import state
+from tensorplug._runtime._tensor import Tensor, wrap_storage
 from tensorplug.ops._convert import wrong_output_dtype
 from tensorplug.ops._promote import binary_operands, scalar_like
 from tensorplug.ops._shapes import broadcasts
@@ -63,13 +65,12 @@ BinaryChecks = Callable[[str, Any, Any], tuple[Tensor, Tensor]]
 """``checks(op, a, b)``: the operands converted and checked (errors naming ``op``), as tensors of one dtype."""
 
 _NO_ATTRS: dict[str, Any] = {}
-_new = object.__new__
 
 
-# ``binary`` and ``unary`` run the kernel inline, as ``run_entry`` does (kernel errors, the output's wrapping),
-# rather than calling it: ~0.18 us less of ~1.0 us for a + b on 1-element tensors; and they record the call on
-# a tape inline too, as run_kernel does (``record_entry`` is that recording): ~0.09 us less of ~1.35 us for a
-# recorded a + b.
+# ``binary`` and ``unary`` call the kernel's direct form themselves (``direct(a, b)``: no inputs dict, the
+# kernel convention's ~0.03 us less), then make the rest of the kernel call from its parts
+# (``tensorplug._runtime._engine._call``: ``failure``, ``wrap_storage``, ``record_call``): one call each, and the
+# watched-input check inline (``Tape.is_watching``). tests/unit/test_kernel_call.py checks them against ``call``.
 
 
 def binary(site: Site, a: Any, b: Any, checks: BinaryChecks = binary_operands) -> Tensor:
@@ -89,36 +90,30 @@ def binary(site: Site, a: Any, b: Any, checks: BinaryChecks = binary_operands) -
                 ra, rb = ta._data, tb._data
                 sa, sb = ra.shape, rb.shape
                 if sa == sb or broadcasts(sa, sb):
-                    tape = state.tape
+                    ma, mb = ta._tape, tb._tape
+                    tape = None if ma is None and mb is None else state.tape  # unmarked inputs: watched by no tape
                     direct = entry.direct
                     try:
                         out = direct(ra, rb) if direct is not None else entry.fn({"a": ra, "b": rb}, _NO_ATTRS, backend)
                     except TensorplugError:
                         raise
                     except Exception as exc:
-                        raise kernel_failure(entry, {"a": ta, "b": tb}, _NO_ATTRS, exc) from exc
+                        raise failure(entry.name, backend, {"a": ta, "b": tb}, _NO_ATTRS, exc) from exc
                     if type(out) is tuple or type(out) is list:
-                        return several_outputs(entry, {"a": ta, "b": tb}, _NO_ATTRS, out)  # type: ignore[return-value]
-                    t = _new(Tensor)
-                    t._data = out
-                    t._backend = backend
-                    t._dtype = entry.dtype
-                    t._tape = None
+                        inputs = {"a": ta, "b": tb}
+                        several = wrap_several(entry.name, inputs, _NO_ATTRS, out, backend, watching(tape, inputs))
+                        return several  # type: ignore[return-value]  # as run_kernel gives them
+                    t = wrap_storage(out, backend, entry.dtype)
                     if tape is not None:
                         token = tape.token
-                        ma, mb = ta._tape, tb._tape
                         if (
                             ma is token
                             or mb is token
                             or (ma is not None and id(ta) in tape.watched_ids)
                             or (mb is not None and id(tb) in tape.watched_ids)
-                        ):
+                        ):  # tape.is_watching(ta) or tape.is_watching(tb)
                             t._tape = token
-                            overrides = state.overrides
-                            grad = None if overrides is None else overrides.get(entry.name)
-                            tape.records.append(
-                                new_record(Record, (entry.name, {"a": ta, "b": tb}, _NO_ATTRS, (t,), grad))
-                            )
+                            record_call(tape, entry.name, {"a": ta, "b": tb}, _NO_ATTRS, (t,))
                     return t
     table = engine.table
     ca, cb = checks(site.op, a, b)
@@ -147,29 +142,22 @@ def unary(site: Site, x: Any, checks: UnaryChecks) -> Tensor:
         if entry is not None and entry.table is engine.table:
             backend = entry.backend
             if x._backend is backend:
-                tape = state.tape
+                mark = x._tape
+                tape = None if mark is None else state.tape  # an unmarked input: watched by no tape
                 direct = entry.direct
                 try:
                     out = direct(x._data) if direct is not None else entry.fn({"x": x._data}, _NO_ATTRS, backend)
                 except TensorplugError:
                     raise
                 except Exception as exc:
-                    raise kernel_failure(entry, {"x": x}, _NO_ATTRS, exc) from exc
+                    raise failure(entry.name, backend, {"x": x}, _NO_ATTRS, exc) from exc
                 if type(out) is tuple or type(out) is list:
-                    return several_outputs(entry, {"x": x}, _NO_ATTRS, out)  # type: ignore[return-value]
-                t = _new(Tensor)
-                t._data = out
-                t._backend = backend
-                t._dtype = entry.dtype
-                t._tape = None
-                if tape is not None:
-                    token = tape.token
-                    mark = x._tape
-                    if mark is token or (mark is not None and id(x) in tape.watched_ids):  # tape.is_watching(x)
-                        t._tape = token
-                        overrides = state.overrides
-                        grad = None if overrides is None else overrides.get(entry.name)
-                        tape.records.append(new_record(Record, (entry.name, {"x": x}, _NO_ATTRS, (t,), grad)))
+                    several = wrap_several(entry.name, {"x": x}, _NO_ATTRS, out, backend, watching(tape, {"x": x}))
+                    return several  # type: ignore[return-value]  # as run_kernel gives them
+                t = wrap_storage(out, backend, entry.dtype)
+                if tape is not None and (mark is tape.token or id(x) in tape.watched_ids):  # tape.is_watching(x)
+                    t._tape = tape.token
+                    record_call(tape, entry.name, {"x": x}, _NO_ATTRS, (t,))
                 return t
     table = engine.table
     t = checks(site.op, x)
