@@ -64,28 +64,6 @@ class Record(NamedTuple):
     grad: Any = None
 
 
-_new_record = tuple.__new__
-"""``_new_record(Record, (name, inputs, attrs, outputs, grad))``: a Record without NamedTuple's
-Python-level ``__new__`` (the recording hot path)."""
-
-
-def record_call(
-    tape: Tape, name: str, inputs: dict[str, Any], attrs: dict[str, Any], outputs: Any, grad: Any = None
-) -> None:
-    """Append the call of ``name`` that made ``outputs`` from ``inputs`` (a dict of the record's own) to ``tape``:
-    the one place a Record joins a tape (kernel calls, ``custom_grad``, the backward pass's links).
-
-    ``grad`` is the GradientSpec the backward pass is to call for it; None: the enclosing override scope's for
-    ``name``, if any (``state.overrides``), else the registry's when backprop comes. ``outputs`` is a tuple of
-    the one output, or a list of several (their gradient takes a list of upstream gradients).
-    """
-    if grad is None:
-        overrides = state.overrides
-        if overrides is not None:
-            grad = overrides.get(name)
-    tape.records.append(_new_record(Record, (name, inputs, attrs, outputs, grad)))
-
-
 class TracerHooks(Protocol):
     """What the layers below tracing ask of the tracer of a ``tp.function`` being traced in this thread.
 

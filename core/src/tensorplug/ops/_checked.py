@@ -4,9 +4,9 @@ An elementwise op converts its operands (Python scalars, other dtypes), checks t
 bool, ``div`` computes integers in float32) and their shapes, then runs its kernel. The first call on
 tensors of a dtype that needed no conversion leaves an ``Entry`` in the op's ``Site`` under that dtype
 (see ``tensorplug._runtime._engine.Entry``): the dispatch table's kernel and the output's dtype. A later
-call on tensors of that dtype and of the active backend only compares shapes and runs the kernel
-(the kernel call of ``run_kernel``: observers, kernel errors and the tape as there); a Python float meeting a float
-tensor joins it as the cached scalar tensor the checks would make. Anything else (another Python scalar,
+call on tensors of that dtype and of the active backend only compares shapes and makes the kernel call
+(``tensorplug._runtime._engine._call``: observers, kernel errors and the tape as ``run_kernel``); a Python float
+meeting a float tensor joins it as the cached scalar tensor the checks would make. Anything else (another Python scalar,
 mixed dtypes, a tensor of another backend, shapes that do not broadcast, an entry whose table was
 replaced: a kernel registered, the backend switched, an observer on) takes the op's full path, which
 raises the op's usual errors or makes the entry again.
@@ -26,13 +26,10 @@ from tensorplug._runtime._engine import (
     engine,
     failure,
     make_entry,
-    record_call,
-    watching,
-    wrap_several,
 )
 from tensorplug._runtime._errors import TensorplugError
 from tensorplug._runtime._state import state
-from tensorplug._runtime._tensor import Tensor, wrap_storage
+from tensorplug._runtime._tensor import Tensor, wrap_call, wrap_storage
 from tensorplug.ops._convert import wrong_output_dtype
 from tensorplug.ops._promote import binary_operands, scalar_like
 from tensorplug.ops._shapes import broadcasts
@@ -67,10 +64,11 @@ BinaryChecks = Callable[[str, Any, Any], tuple[Tensor, Tensor]]
 _NO_ATTRS: dict[str, Any] = {}
 
 
-# ``binary`` and ``unary`` call the kernel's direct form themselves (``direct(a, b)``: no inputs dict, the
-# kernel convention's ~0.03 us less), then make the rest of the kernel call from its parts
-# (``tensorplug._runtime._engine._call``: ``failure``, ``wrap_storage``, ``record_call``): one call each, and the
-# watched-input check inline (``Tape.is_watching``). tests/unit/test_kernel_call.py checks them against ``call``.
+# ``binary`` and ``unary`` write the steps of the kernel call (``tensorplug._runtime._engine._call.call``) in their
+# body, with the kernel's direct form (``direct(a, b)``: no inputs dict): its errors by ``failure``, its output
+# by ``wrap_storage``, or by ``wrap_call`` when a watched input is recorded: one Python call each. They read the
+# tape only when an input carries a tape's mark (an unmarked tensor is watched by no tape), which wins back what
+# that call costs (~0.03 us of ~1.2 us for a + b). tests/unit/test_kernel_call.py checks them against ``call``.
 
 
 def binary(site: Site, a: Any, b: Any, checks: BinaryChecks = binary_operands) -> Tensor:
@@ -99,11 +97,6 @@ def binary(site: Site, a: Any, b: Any, checks: BinaryChecks = binary_operands) -
                         raise
                     except Exception as exc:
                         raise failure(entry.name, backend, {"a": ta, "b": tb}, _NO_ATTRS, exc) from exc
-                    if type(out) is tuple or type(out) is list:
-                        inputs = {"a": ta, "b": tb}
-                        several = wrap_several(entry.name, inputs, _NO_ATTRS, out, backend, watching(tape, inputs))
-                        return several  # type: ignore[return-value]  # as run_kernel gives them
-                    t = wrap_storage(out, backend, entry.dtype)
                     if tape is not None:
                         token = tape.token
                         if (
@@ -112,9 +105,14 @@ def binary(site: Site, a: Any, b: Any, checks: BinaryChecks = binary_operands) -
                             or (ma is not None and id(ta) in tape.watched_ids)
                             or (mb is not None and id(tb) in tape.watched_ids)
                         ):  # tape.is_watching(ta) or tape.is_watching(tb)
-                            t._tape = token
-                            record_call(tape, entry.name, {"a": ta, "b": tb}, _NO_ATTRS, (t,))
-                    return t
+                            recorded: Tensor = wrap_call(
+                                out, backend, entry.dtype, tape, entry.name, {"a": ta, "b": tb}, _NO_ATTRS
+                            )
+                            return recorded
+                    if type(out) is tuple or type(out) is list:  # several outputs, not what the first call gave
+                        several: Tensor = wrap_call(out, backend, None, None, entry.name, _NO_ATTRS, _NO_ATTRS)
+                        return several  # a list of Tensors, as run_kernel gives them
+                    return wrap_storage(out, backend, entry.dtype)
     table = engine.table
     ca, cb = checks(site.op, a, b)
     out = dispatch(site.kernel, {"a": ca, "b": cb})
@@ -151,14 +149,13 @@ def unary(site: Site, x: Any, checks: UnaryChecks) -> Tensor:
                     raise
                 except Exception as exc:
                     raise failure(entry.name, backend, {"x": x}, _NO_ATTRS, exc) from exc
-                if type(out) is tuple or type(out) is list:
-                    several = wrap_several(entry.name, {"x": x}, _NO_ATTRS, out, backend, watching(tape, {"x": x}))
-                    return several  # type: ignore[return-value]  # as run_kernel gives them
-                t = wrap_storage(out, backend, entry.dtype)
                 if tape is not None and (mark is tape.token or id(x) in tape.watched_ids):  # tape.is_watching(x)
-                    t._tape = tape.token
-                    record_call(tape, entry.name, {"x": x}, _NO_ATTRS, (t,))
-                return t
+                    recorded: Tensor = wrap_call(out, backend, entry.dtype, tape, entry.name, {"x": x}, _NO_ATTRS)
+                    return recorded
+                if type(out) is tuple or type(out) is list:  # several outputs, not what the first call gave
+                    several: Tensor = wrap_call(out, backend, None, None, entry.name, _NO_ATTRS, _NO_ATTRS)
+                    return several  # a list of Tensors, as run_kernel gives them
+                return wrap_storage(out, backend, entry.dtype)
     table = engine.table
     t = checks(site.op, x)
     out = dispatch(site.kernel, {"x": t})

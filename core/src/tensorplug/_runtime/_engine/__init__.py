@@ -3,10 +3,9 @@
 ``run_kernel`` is the hot path of the whole library: keep it flat. It looks
 the kernel up in the active backend's dispatch table (a plain dict rebuilt
 lazily from the kernel registry), unwraps inputs to raw storage (moving
-tensors that live on another backend), and hands the kernel call to
-``_call.call``: the kernel run, its errors, the output's wrapping, and the
-record on the tape when a watched tensor took part (see ``_call``, which
-every kernel call of the eager world goes through).
+tensors that live on another backend), and makes the kernel call of
+``_call``: the kernel run, its errors (``failure``), the output's wrapping
+and the record on the tape when a watched tensor took part (``wrap_call``).
 
 A kernel the active backend lacks is found in the slow path,
 ``Engine.resolve_kernel``: when the backend declares a fallback backend
@@ -28,14 +27,12 @@ from tensorplug._runtime._engine._backends import engine as engine
 from tensorplug._runtime._engine._call import call as call
 from tensorplug._runtime._engine._call import failure as failure
 from tensorplug._runtime._engine._call import input_orders_from as input_orders_from
-from tensorplug._runtime._engine._call import record_call as record_call
 from tensorplug._runtime._engine._call import recorded_inputs as recorded_inputs
 from tensorplug._runtime._engine._call import watching as watching
-from tensorplug._runtime._engine._call import wrap_several as wrap_several
 from tensorplug._runtime._errors import TensorplugError
 from tensorplug._runtime._registry import RUNTIME, BackendSpec
 from tensorplug._runtime._state import state
-from tensorplug._runtime._tensor import Tensor
+from tensorplug._runtime._tensor import Tensor, wrap_call, wrap_storage
 
 _NO_ATTRS: dict[str, Any] = {}
 
@@ -66,22 +63,34 @@ def run_kernel(name: str, inputs: Mapping[str, Any], attrs: dict[str, Any] | Non
                 raw[key] = t._data
             else:
                 raw[key] = _unwrap(name, backend, key, t)
-        return call(name, fn, raw, inputs, attrs, backend, None, None)
-    token = tape.token
-    watched = False
-    for key, t in inputs.items():
-        if isinstance(t, Tensor) and t._backend is backend:
-            raw[key] = t._data
-            mark = t._tape
-            if mark is token or (mark is not None and id(t) in tape.watched_ids):  # tape.is_watching(t)
-                watched = True
-        else:
-            raw[key] = _unwrap(name, backend, key, t)
-            if isinstance(t, Tensor):
-                watched = watched or tape.is_watching(t)
+    else:
+        token = tape.token
+        watched = False
+        for key, t in inputs.items():
+            if isinstance(t, Tensor) and t._backend is backend:
+                raw[key] = t._data
+                mark = t._tape
+                if mark is token or (mark is not None and id(t) in tape.watched_ids):  # tape.is_watching(t)
+                    watched = True
             else:
-                watched = watched or any(tape.is_watching(u) for u in t)
-    return call(name, fn, raw, inputs, attrs, backend, None, tape if watched else None)
+                raw[key] = _unwrap(name, backend, key, t)
+                if isinstance(t, Tensor):
+                    watched = watched or tape.is_watching(t)
+                else:
+                    watched = watched or any(tape.is_watching(u) for u in t)
+        if not watched:
+            tape = None
+    # _call.call, inline (tests/unit/test_kernel_call.py checks it against call)
+    try:
+        out = fn(raw, attrs, backend)
+    except TensorplugError:
+        raise
+    except Exception as exc:
+        raise failure(name, backend, inputs, attrs, exc) from exc
+    if tape is None and type(out) is not tuple and type(out) is not list:
+        return wrap_storage(out, backend)
+    result: Tensor | list[Tensor] = wrap_call(out, backend, None, tape, name, recorded_inputs(name, inputs), attrs)
+    return result
 
 
 def _unwrap(name: str, backend: Backend, key: str, value: Any) -> Any:

@@ -1,23 +1,23 @@
 """The kernel call: a kernel run on raw storage, its errors, its output's wrapping and its record on the tape.
 
-Every kernel call of the eager world is made of these steps, and this module holds each of them once:
+``call`` is the kernel call of the eager world, each step written once:
 
-- ``call`` runs one: ``fn(raw, attrs, backend)``; an exception of the kernel becomes a ``KernelError`` naming
-  kernel, backend, inputs and attrs (``failure``; a tensorplug error passes as it is); the output becomes a
-  Tensor (``wrap_several``: a list of them for a kernel of several outputs); and the call is recorded on the
-  tape given, when a watched tensor took part (``record_call``). ``run_kernel`` calls it after its table lookup and
-  unwrapping, and so do the checked calls of the ops with attrs (``run_entry``).
-- ``record_call`` (``_runtime._state``, beside ``Tape`` and ``Record``, so that autodiff imports it from there) is the
-  one place a call is appended to a tape as a ``Record``: the kernel calls, and the records that stand for a
-  computation with a gradient of its own (the backward pass's link from a higher-order gradient to its ``y``,
-  ``custom_grad``, the fused gradients of ``record_gradient``).
-- ``wrap_storage`` (``_runtime._tensor``) builds every other Tensor around a kernel's or a replay's storage.
+- the kernel runs on raw storage, ``fn(raw, attrs, backend)``;
+- an exception of the kernel becomes a ``KernelError`` naming kernel, backend (and the fallback backend that ran
+  it), inputs and attrs (``failure``); a tensorplug error passes as it is;
+- the output becomes a Tensor (``wrap_storage``), or, for a kernel of several outputs or on a tape that watches
+  an input (``watching``), Tensors that ``wrap_call`` makes and records: inputs in the order the kernel declares
+  them (``recorded_inputs``), the enclosing override scope's gradient. ``wrap_call`` and ``wrap_storage`` live
+  with Tensor (``_runtime._tensor``): ``wrap_call`` is the one place a Record joins a tape (kernel calls,
+  ``custom_grad``, the core's fused gradients, the backward pass's link of a higher-order gradient to its
+  ``y``), ``wrap_storage`` the one that builds a Tensor on no tape.
 
-The elementwise ops' checked calls (``ops._checked.binary`` / ``unary``) call the kernel's direct form
-(``kernel.direct(a, b)``: no inputs dict) themselves, then use ``failure``, ``wrap_storage``, ``wrap_several``
-and ``record_call``; ``call`` builds its Tensor inline, the one copy of ``wrap_storage``'s four lines: it is
-``run_kernel``'s path, where a call more costs ~4 % of a dispatch. ``tests/unit/test_kernel_call.py`` checks
-that every caller gives what ``call`` gives: outputs, dtypes, records, errors, observers.
+``run_entry`` (the checked calls of the ops with attrs) is ``call`` on its entry's kernel. The hottest callers
+write ``call``'s steps in their own body, a Python call (~5 % of an op on 1-element tensors) less:
+``run_kernel`` after its lookup and unwrapping, and the elementwise ops' checked calls (``ops._checked.binary``
+and ``unary``), which call the kernel's direct form (``kernel.direct(a, b)``: no inputs dict).
+``tests/unit/test_kernel_call.py`` checks each caller against ``call``: outputs, dtypes, tape marks, records,
+errors, observed kernels.
 """
 
 from __future__ import annotations
@@ -32,11 +32,8 @@ from tensorplug._runtime._errors import KernelError, TensorplugError
 from tensorplug._runtime._observe import ObservedKernel
 from tensorplug._runtime._registry import resolve
 from tensorplug._runtime._state import Tape
-from tensorplug._runtime._state import record_call as record_call
-from tensorplug._runtime._tensor import Tensor, describe, wrap_storage
+from tensorplug._runtime._tensor import Tensor, describe, wrap_call, wrap_storage
 from tensorplug.kernel_names import CATALOGUE
-
-_new = object.__new__
 
 
 def call(
@@ -61,32 +58,10 @@ def call(
         raise
     except Exception as exc:
         raise failure(name, backend, inputs, attrs, exc) from exc
-    if type(out) is tuple or type(out) is list:
-        return wrap_several(name, inputs, attrs, out, backend, tape)
-    t = _new(Tensor)  # wrap_storage, inline: run_kernel's path (see the module doc)
-    t._data = out
-    t._backend = backend
-    t._dtype = dtype
-    if tape is None:
-        t._tape = None
-    else:
-        t._tape = tape.token
-        record_call(tape, name, recorded_inputs(name, inputs), attrs, (t,))
-    return t
-
-
-def wrap_several(
-    name: str, inputs: Mapping[str, Any], attrs: dict[str, Any], out: Any, backend: Backend, tape: Tape | None
-) -> list[Tensor]:
-    """The outputs of a kernel that returned several (a list or tuple ``out``) as Tensors, the call recorded on
-    ``tape`` when it is given."""
-    outputs = [wrap_storage(o, backend) for o in out]
-    if tape is not None:
-        token = tape.token
-        for t in outputs:
-            t._tape = token
-        record_call(tape, name, recorded_inputs(name, inputs), attrs, list(outputs))
-    return outputs
+    if tape is None and type(out) is not tuple and type(out) is not list:
+        return wrap_storage(out, backend, dtype)
+    result: Tensor | list[Tensor] = wrap_call(out, backend, dtype, tape, name, recorded_inputs(name, inputs), attrs)
+    return result
 
 
 def watching(tape: Tape | None, inputs: Mapping[str, Any]) -> Tape | None:
