@@ -87,8 +87,11 @@ def run_kernel(name: str, inputs: Mapping[str, Any], attrs: dict[str, Any] | Non
         raise
     except Exception as exc:
         raise failure(name, backend, inputs, attrs, exc) from exc
-    if tape is None and type(out) is not tuple and type(out) is not list:
-        return wrap_storage(out, backend)
+    if tape is None:
+        if type(out) is not tuple and type(out) is not list:
+            return wrap_storage(out, backend)
+        several: list[Tensor] = wrap_call(out, backend, None, None, name, inputs, attrs)
+        return several
     result: Tensor | list[Tensor] = wrap_call(out, backend, None, tape, name, recorded_inputs(name, inputs), attrs)
     return result
 

@@ -58,8 +58,11 @@ def call(
         raise
     except Exception as exc:
         raise failure(name, backend, inputs, attrs, exc) from exc
-    if tape is None and type(out) is not tuple and type(out) is not list:
-        return wrap_storage(out, backend, dtype)
+    if tape is None:
+        if type(out) is not tuple and type(out) is not list:
+            return wrap_storage(out, backend, dtype)
+        several: list[Tensor] = wrap_call(out, backend, None, None, name, inputs, attrs)
+        return several
     result: Tensor | list[Tensor] = wrap_call(out, backend, dtype, tape, name, recorded_inputs(name, inputs), attrs)
     return result
 
