@@ -13,8 +13,8 @@ from tensorplug._runtime._dtypes import FLOAT_DTYPES, is_floating
 from tensorplug._runtime._errors import GradientError, InvalidArgumentError
 from tensorplug._runtime._observe import everywhere, gradient_made
 from tensorplug._runtime._registry import GradientSpec, gradient_registry, resolve
-from tensorplug._runtime._state import Record, Tape, new_record, no_grad, state
-from tensorplug._runtime._tensor import Tensor, describe
+from tensorplug._runtime._state import Record, Tape, no_grad, state
+from tensorplug._runtime._tensor import Tensor, describe, wrap_call
 from tensorplug.ops import add, ones_like, zeros_like
 
 
@@ -321,8 +321,9 @@ of a linear f), so the outer scope gives zeros there, not an "unconnected" error
 
 def _link(tape: Tape, y: Tensor, g: Tensor) -> Tensor:
     """``g`` as recorded on ``tape`` as the gradient of ``y`` (see _GRADIENT_OF_SPEC)."""
-    linked = _alias(g, tape.token)
-    tape.records.append(new_record(Record, (_GRADIENT_OF, {"y": y, "g": g}, _NO_ATTRS, (linked,), _GRADIENT_OF_SPEC)))
+    linked: Tensor = wrap_call(
+        g._data, g._backend, g._dtype, tape, _GRADIENT_OF, {"y": y, "g": g}, _NO_ATTRS, _GRADIENT_OF_SPEC
+    )
     return linked
 
 
@@ -427,13 +428,3 @@ def _signature_hint(f: Callable[..., Any], count: int, fname: str) -> str | None
     except ValueError:
         return None  # no signature to read (a builtin)
     return None
-
-
-def _alias(t: Tensor, token: object) -> Tensor:
-    """A new Tensor over the same storage, produced by the custom record."""
-    a = object.__new__(Tensor)
-    a._data = t._data
-    a._backend = t._backend
-    a._tape = token
-    a._dtype = t._dtype
-    return a

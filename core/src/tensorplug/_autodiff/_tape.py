@@ -23,7 +23,6 @@ from typing import Any, Literal, NamedTuple
 from tensorplug._autodiff._backward import (
     _VARIABLES_HINT,
     UnconnectedGradients,
-    _alias,
     _check_choice,
     _check_xs,
     _gradients,
@@ -31,8 +30,8 @@ from tensorplug._autodiff._backward import (
 from tensorplug._runtime._dtypes import is_floating
 from tensorplug._runtime._errors import GradientError, InvalidArgumentError
 from tensorplug._runtime._registry import GradientSpec
-from tensorplug._runtime._state import Record, no_grad, state
-from tensorplug._runtime._tensor import Tensor, describe
+from tensorplug._runtime._state import no_grad, state
+from tensorplug._runtime._tensor import Tensor, describe, wrap_call
 from tensorplug._runtime._variable import Variable, live_variables
 
 __all__ = [
@@ -235,8 +234,9 @@ def record_gradient(spec: GradientSpec, inputs: dict[str, Tensor], value: Tensor
     tape = state.tape
     if tape is None or not any(tape.is_watching(x) for x in inputs.values()):
         return value
-    output = _alias(value, tape.token)
-    tape.records.append(Record(spec.kernel_name, dict(inputs), {}, (output,), spec))
+    output: Tensor = wrap_call(
+        value._data, value._backend, value._dtype, tape, spec.kernel_name, dict(inputs), {}, spec
+    )
     return output
 
 
@@ -271,7 +271,6 @@ def custom_grad(f: Callable[..., tuple[Any, Callable[[Any], Any]]]) -> Callable[
         tape = state.tape
         if tape is None or not any(tape.is_watching(x) for x in inputs):
             return value
-        outputs = [_alias(v, tape.token) for v in values]
 
         def adapter(dy: Any, saved: tuple[Any, ...], attrs: dict[str, Any]) -> Any:
             result = grad_fn(dy)
@@ -279,10 +278,12 @@ def custom_grad(f: Callable[..., tuple[Any, Callable[[Any], Any]]]) -> Callable[
 
         spec = GradientSpec(f"custom_grad({name})", adapter, source="custom_grad")
         inputs_map = {f"input{i}": x for i, x in enumerate(inputs)}
-        if isinstance(value, Tensor):
-            tape.records.append(Record(spec.kernel_name, inputs_map, {}, (outputs[0],), spec))
-            return outputs[0]
-        tape.records.append(Record(spec.kernel_name, inputs_map, {}, outputs, spec))  # grad_fn takes a list of dy
+        if isinstance(value, Tensor):  # the output: an alias of the value, on the tape
+            return wrap_call(value._data, value._backend, value._dtype, tape, spec.kernel_name, inputs_map, {}, spec)
+        raws = [v._data for v in values]  # several: recorded as a list (grad_fn takes a list of dy)
+        outputs = wrap_call(raws, values[0]._backend, None, tape, spec.kernel_name, inputs_map, {}, spec)
+        for output, v in zip(outputs, values, strict=True):
+            output._backend, output._dtype = v._backend, v._dtype  # each the alias of its value
         return tuple(outputs) if isinstance(value, tuple) else list(outputs)
 
     return wrapped

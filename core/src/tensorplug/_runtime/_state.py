@@ -64,11 +64,6 @@ class Record(NamedTuple):
     grad: Any = None
 
 
-new_record = tuple.__new__
-"""``new_record(Record, (name, inputs, attrs, outputs, grad))``: a Record without NamedTuple's
-Python-level ``__new__`` (the recording hot path)."""
-
-
 class TracerHooks(Protocol):
     """What the layers below tracing ask of the tracer of a ``tp.function`` being traced in this thread.
 

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tensorplug._runtime._errors import CopyError, ShapeError, UnsupportedOperationError
 from tensorplug._runtime._printing import _repr
-from tensorplug._runtime._state import state
+from tensorplug._runtime._state import Record, Tape, state
 from tensorplug._runtime._storage import _DISPOSED_BACKEND, _DISPOSED_STORAGE, _read_only_host_view
 from tensorplug._runtime._storage import is_host_device as is_host_device
 from tensorplug._runtime._storage import moved_storage as moved_storage
@@ -20,6 +20,10 @@ from tensorplug._runtime._storage import unsupported_dtype_error as unsupported_
 
 if TYPE_CHECKING:
     from tensorplug._runtime._backend import Backend
+
+
+_new = object.__new__
+_new_record = tuple.__new__  # a Record without NamedTuple's Python-level __new__ (the recording hot path)
 
 
 class Tensor:
@@ -342,12 +346,7 @@ class Tensor:
         target = engine.initialize(name)
         if target is self._backend:
             return _ops.tensor(self)
-        t = object.__new__(Tensor)
-        t._data = moved_storage(self, target, f"to_backend({name!r})")
-        t._backend = target
-        t._tape = None
-        t._dtype = self._dtype
-        return t
+        return wrap_storage(moved_storage(self, target, f"to_backend({name!r})"), target, self._dtype)
 
     def dispose(self) -> None:
         """Release the storage now (device memory included) instead of when the tensor is collected.
@@ -401,13 +400,59 @@ def describe(t: Any) -> str:
 
 def wrap_storage(raw: Any, backend: Backend, dtype: str | None = None) -> Tensor:
     """A Tensor around ``raw`` (storage of ``backend``), on no tape; ``dtype`` None: read from the storage when
-    first asked. (``run_kernel``, ``from_host`` and ``tensor(Tensor)`` build theirs inline: hot paths, where
-    this call would cost ~50 ns more.)"""
-    t = object.__new__(Tensor)
+    first asked."""
+    t = _new(Tensor)
     t._data = raw
     t._backend = backend
     t._tape = None
     t._dtype = dtype
+    return t
+
+
+def wrap_call(
+    out: Any,
+    backend: Backend,
+    dtype: str | None,
+    tape: Tape | None,
+    name: str,
+    inputs: Mapping[str, Any],
+    attrs: dict[str, Any],
+    grad: Any = None,
+) -> Any:
+    """The output of a call of ``name``, as a Tensor of ``backend`` (``dtype`` None: read from the storage when first
+    asked); or a list of Tensors when ``out`` is a list or tuple (a kernel of several outputs). On ``tape``, when
+    given (a watched tensor took part), the outputs carry its mark and the call is recorded: this is the one place
+    a Record joins a tape (kernel calls, ``custom_grad``, the core's fused gradients, the link of a higher-order
+    gradient to its ``y``).
+
+    ``inputs`` is the record's own dict, in the order the kernel declares them; ``grad`` the GradientSpec that
+    backprop is to call for this record; None: the enclosing override scope's for ``name``, if any, else the
+    registry's when backprop comes. It builds the single output inline (as ``wrap_storage`` does): it is the
+    wrapping of every recorded kernel call (``tensorplug._runtime._engine._call``), where a call more would cost
+    ~10 % of the recording.
+    """
+    if type(out) is tuple or type(out) is list:
+        t: Any = [wrap_storage(o, backend) for o in out]
+        if tape is None:
+            return t
+        for o in t:
+            o._tape = tape.token
+        outputs: Any = list(t)  # a list even of one: its gradient takes a list of upstream gradients
+    else:
+        t = _new(Tensor)
+        t._data = out
+        t._backend = backend
+        t._dtype = dtype
+        if tape is None:
+            t._tape = None
+            return t
+        t._tape = tape.token
+        outputs = (t,)
+    if grad is None:
+        overrides = state.overrides
+        if overrides is not None:
+            grad = overrides.get(name)
+    tape.records.append(_new_record(Record, (name, inputs, attrs, outputs, grad)))
     return t
 
 

@@ -78,12 +78,7 @@ class _Program:
             if slot < 0:
                 results.append(None)
                 continue
-            t = _new(Tensor)  # wrap_storage, inline: one per gradient of every backprop
-            t._data = outputs[slot]
-            t._backend = backend
-            t._tape = None
-            t._dtype = self.dtypes[slot]
-            results.append(t)
+            results.append(wrap_storage(outputs[slot], backend, self.dtypes[slot]))
         return results
 
 
@@ -118,7 +113,6 @@ _AS_WRITTEN = object()
 
 _programs: dict[tuple[Any, ...], object] = {}  # a program, or _AS_WRITTEN
 _seen: set[tuple[Any, ...]] = set()
-_new = object.__new__
 _generation = 0
 """Bumped by every registry change: a program traced while it changed is not kept (another thread registered a
 kernel or a gradient while this one traced, so the program may call the one that was replaced)."""

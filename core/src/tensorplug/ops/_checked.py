@@ -4,9 +4,9 @@ An elementwise op converts its operands (Python scalars, other dtypes), checks t
 bool, ``div`` computes integers in float32) and their shapes, then runs its kernel. The first call on
 tensors of a dtype that needed no conversion leaves an ``Entry`` in the op's ``Site`` under that dtype
 (see ``tensorplug._runtime._engine.Entry``): the dispatch table's kernel and the output's dtype. A later
-call on tensors of that dtype and of the active backend only compares shapes and runs the kernel
-(``run_entry``: observers, kernel errors and the tape as ``run_kernel``); a Python float meeting a float
-tensor joins it as the cached scalar tensor the checks would make. Anything else (another Python scalar,
+call on tensors of that dtype and of the active backend only compares shapes and makes the kernel call
+(``tensorplug._runtime._engine._call``: observers, kernel errors and the tape as ``run_kernel``); a Python float
+meeting a float tensor joins it as the cached scalar tensor the checks would make. Anything else (another Python scalar,
 mixed dtypes, a tensor of another backend, shapes that do not broadcast, an entry whose table was
 replaced: a kernel registered, the backend switched, an observer on) takes the op's full path, which
 raises the op's usual errors or makes the entry again.
@@ -24,13 +24,12 @@ from tensorplug._runtime._engine import (
     Entry,
     dispatch,
     engine,
-    kernel_failure,
+    failure,
     make_entry,
-    several_outputs,
 )
 from tensorplug._runtime._errors import TensorplugError
-from tensorplug._runtime._state import Record, new_record, state
-from tensorplug._runtime._tensor import Tensor
+from tensorplug._runtime._state import state
+from tensorplug._runtime._tensor import Tensor, wrap_call, wrap_storage
 from tensorplug.ops._convert import wrong_output_dtype
 from tensorplug.ops._promote import binary_operands, scalar_like
 from tensorplug.ops._shapes import broadcasts
@@ -63,13 +62,13 @@ BinaryChecks = Callable[[str, Any, Any], tuple[Tensor, Tensor]]
 """``checks(op, a, b)``: the operands converted and checked (errors naming ``op``), as tensors of one dtype."""
 
 _NO_ATTRS: dict[str, Any] = {}
-_new = object.__new__
 
 
-# ``binary`` and ``unary`` run the kernel inline, as ``run_entry`` does (kernel errors, the output's wrapping),
-# rather than calling it: ~0.18 us less of ~1.0 us for a + b on 1-element tensors; and they record the call on
-# a tape inline too, as run_kernel does (``record_entry`` is that recording): ~0.09 us less of ~1.35 us for a
-# recorded a + b.
+# ``binary`` and ``unary`` write the steps of the kernel call (``tensorplug._runtime._engine._call.call``) in their
+# body, with the kernel's direct form (``direct(a, b)``: no inputs dict): its errors by ``failure``, its output
+# by ``wrap_storage``, or by ``wrap_call`` when a watched input is recorded: one Python call each. They read the
+# tape only when an input carries a tape's mark (an unmarked tensor is watched by no tape), which wins back what
+# that call costs (~0.03 us of ~1.2 us for a + b). tests/unit/test_kernel_call.py checks them against ``call``.
 
 
 def binary(site: Site, a: Any, b: Any, checks: BinaryChecks = binary_operands) -> Tensor:
@@ -89,37 +88,31 @@ def binary(site: Site, a: Any, b: Any, checks: BinaryChecks = binary_operands) -
                 ra, rb = ta._data, tb._data
                 sa, sb = ra.shape, rb.shape
                 if sa == sb or broadcasts(sa, sb):
-                    tape = state.tape
+                    ma, mb = ta._tape, tb._tape
+                    tape = None if ma is None and mb is None else state.tape  # unmarked inputs: watched by no tape
                     direct = entry.direct
                     try:
                         out = direct(ra, rb) if direct is not None else entry.fn({"a": ra, "b": rb}, _NO_ATTRS, backend)
                     except TensorplugError:
                         raise
                     except Exception as exc:
-                        raise kernel_failure(entry, {"a": ta, "b": tb}, _NO_ATTRS, exc) from exc
-                    if type(out) is tuple or type(out) is list:
-                        return several_outputs(entry, {"a": ta, "b": tb}, _NO_ATTRS, out)  # type: ignore[return-value]
-                    t = _new(Tensor)
-                    t._data = out
-                    t._backend = backend
-                    t._dtype = entry.dtype
-                    t._tape = None
+                        raise failure(entry.name, backend, {"a": ta, "b": tb}, _NO_ATTRS, exc) from exc
                     if tape is not None:
                         token = tape.token
-                        ma, mb = ta._tape, tb._tape
                         if (
                             ma is token
                             or mb is token
                             or (ma is not None and id(ta) in tape.watched_ids)
                             or (mb is not None and id(tb) in tape.watched_ids)
-                        ):
-                            t._tape = token
-                            overrides = state.overrides
-                            grad = None if overrides is None else overrides.get(entry.name)
-                            tape.records.append(
-                                new_record(Record, (entry.name, {"a": ta, "b": tb}, _NO_ATTRS, (t,), grad))
+                        ):  # tape.is_watching(ta) or tape.is_watching(tb)
+                            recorded: Tensor = wrap_call(
+                                out, backend, entry.dtype, tape, entry.name, {"a": ta, "b": tb}, _NO_ATTRS
                             )
-                    return t
+                            return recorded
+                    if type(out) is tuple or type(out) is list:  # several outputs, not what the first call gave
+                        several: Tensor = wrap_call(out, backend, None, None, entry.name, _NO_ATTRS, _NO_ATTRS)
+                        return several  # a list of Tensors, as run_kernel gives them
+                    return wrap_storage(out, backend, entry.dtype)
     table = engine.table
     ca, cb = checks(site.op, a, b)
     out = dispatch(site.kernel, {"a": ca, "b": cb})
@@ -147,30 +140,22 @@ def unary(site: Site, x: Any, checks: UnaryChecks) -> Tensor:
         if entry is not None and entry.table is engine.table:
             backend = entry.backend
             if x._backend is backend:
-                tape = state.tape
+                mark = x._tape
+                tape = None if mark is None else state.tape  # an unmarked input: watched by no tape
                 direct = entry.direct
                 try:
                     out = direct(x._data) if direct is not None else entry.fn({"x": x._data}, _NO_ATTRS, backend)
                 except TensorplugError:
                     raise
                 except Exception as exc:
-                    raise kernel_failure(entry, {"x": x}, _NO_ATTRS, exc) from exc
-                if type(out) is tuple or type(out) is list:
-                    return several_outputs(entry, {"x": x}, _NO_ATTRS, out)  # type: ignore[return-value]
-                t = _new(Tensor)
-                t._data = out
-                t._backend = backend
-                t._dtype = entry.dtype
-                t._tape = None
-                if tape is not None:
-                    token = tape.token
-                    mark = x._tape
-                    if mark is token or (mark is not None and id(x) in tape.watched_ids):  # tape.is_watching(x)
-                        t._tape = token
-                        overrides = state.overrides
-                        grad = None if overrides is None else overrides.get(entry.name)
-                        tape.records.append(new_record(Record, (entry.name, {"x": x}, _NO_ATTRS, (t,), grad)))
-                return t
+                    raise failure(entry.name, backend, {"x": x}, _NO_ATTRS, exc) from exc
+                if tape is not None and (mark is tape.token or id(x) in tape.watched_ids):  # tape.is_watching(x)
+                    recorded: Tensor = wrap_call(out, backend, entry.dtype, tape, entry.name, {"x": x}, _NO_ATTRS)
+                    return recorded
+                if type(out) is tuple or type(out) is list:  # several outputs, not what the first call gave
+                    several: Tensor = wrap_call(out, backend, None, None, entry.name, _NO_ATTRS, _NO_ATTRS)
+                    return several  # a list of Tensors, as run_kernel gives them
+                return wrap_storage(out, backend, entry.dtype)
     table = engine.table
     t = checks(site.op, x)
     out = dispatch(site.kernel, {"x": t})

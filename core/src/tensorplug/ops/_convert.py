@@ -34,8 +34,6 @@ from tensorplug.ops._dlpack import (
 )
 from tensorplug.ops._foreign import HOST_TYPES, foreign, refuse_masked
 
-_new = object.__new__
-
 __all__ = ["tensor", "as_tensor", "cast", "from_dlpack"]
 
 
@@ -60,12 +58,7 @@ def from_host(array: np.ndarray) -> Tensor:
         ) from exc
     if backend.dtype_of(raw) != dtype:
         raise stored_dtype_error("tensor()", backend, dtype, backend.dtype_of(raw), array.shape)
-    t = _new(Tensor)
-    t._data = raw
-    t._backend = backend
-    t._tape = None
-    t._dtype = dtype
-    return t
+    return wrap_storage(raw, backend, dtype)
 
 
 def tensor(data: Any, dtype: Any = None) -> Tensor:
@@ -91,12 +84,9 @@ def tensor(data: Any, dtype: Any = None) -> Tensor:
         if dtype is not None and _dtypes.check_dtype(dtype, "tensor()") != data.dtype:
             return cast(data, dtype)
         backend = engine.active or engine.ensure_active()
-        t = _new(Tensor)  # a plain Tensor sharing the storage (a snapshot of a Variable, say); built inline: hot
-        t._data = data._data if data._backend is backend else moved_storage(data, backend, "tensor()")
-        t._backend = backend
-        t._tape = None
-        t._dtype = data._dtype
-        return t
+        # a plain Tensor sharing the storage (a snapshot of a Variable, say)
+        raw = data._data if data._backend is backend else moved_storage(data, backend, "tensor()")
+        return wrap_storage(raw, backend, data._dtype)
     checked = None if dtype is None else _dtypes.check_dtype(dtype, "tensor()")
     if type(data) is float and checked in (None, _dtypes.float32):
         data = float32_scalar(data)

@@ -3,8 +3,9 @@
 ``run_kernel`` is the hot path of the whole library: keep it flat. It looks
 the kernel up in the active backend's dispatch table (a plain dict rebuilt
 lazily from the kernel registry), unwraps inputs to raw storage (moving
-tensors that live on another backend), calls the kernel, wraps the outputs,
-and records the call on the tape when a watched tensor took part.
+tensors that live on another backend), and makes the kernel call of
+``_call``: the kernel run, its errors (``failure``), the output's wrapping
+and the record on the tape when a watched tensor took part (``wrap_call``).
 
 A kernel the active backend lacks is found in the slow path,
 ``Engine.resolve_kernel``: when the backend declares a fallback backend
@@ -23,15 +24,17 @@ from tensorplug._runtime._engine._backends import INSTALL_HINT as INSTALL_HINT
 from tensorplug._runtime._engine._backends import FallbackKernel as FallbackKernel
 from tensorplug._runtime._engine._backends import _call_kernel_hook as _call_kernel_hook
 from tensorplug._runtime._engine._backends import engine as engine
-from tensorplug._runtime._errors import KernelError, TensorplugError
-from tensorplug._runtime._observe import ObservedKernel
-from tensorplug._runtime._registry import RUNTIME, BackendSpec, resolve
-from tensorplug._runtime._state import Record, new_record, state
-from tensorplug._runtime._tensor import Tensor, describe
-from tensorplug.kernel_names import CATALOGUE
+from tensorplug._runtime._engine._call import call as call
+from tensorplug._runtime._engine._call import failure as failure
+from tensorplug._runtime._engine._call import input_orders_from as input_orders_from
+from tensorplug._runtime._engine._call import recorded_inputs as recorded_inputs
+from tensorplug._runtime._engine._call import watching as watching
+from tensorplug._runtime._errors import TensorplugError
+from tensorplug._runtime._registry import RUNTIME, BackendSpec
+from tensorplug._runtime._state import state
+from tensorplug._runtime._tensor import Tensor, wrap_call, wrap_storage
 
 _NO_ATTRS: dict[str, Any] = {}
-_new = object.__new__
 
 
 def run_kernel(name: str, inputs: Mapping[str, Any], attrs: dict[str, Any] | None = None) -> Tensor | list[Tensor]:
@@ -53,7 +56,6 @@ def run_kernel(name: str, inputs: Mapping[str, Any], attrs: dict[str, Any] | Non
         attrs = _NO_ATTRS
     tape = state.tape
     raw: dict[str, Any] = {}
-    watched = False
     if tape is None:
         # The common case, kept tight: no tape, so no watched-tensor checks.
         for key, t in inputs.items():
@@ -63,6 +65,7 @@ def run_kernel(name: str, inputs: Mapping[str, Any], attrs: dict[str, Any] | Non
                 raw[key] = _unwrap(name, backend, key, t)
     else:
         token = tape.token
+        watched = False
         for key, t in inputs.items():
             if isinstance(t, Tensor) and t._backend is backend:
                 raw[key] = t._data
@@ -75,64 +78,22 @@ def run_kernel(name: str, inputs: Mapping[str, Any], attrs: dict[str, Any] | Non
                     watched = watched or tape.is_watching(t)
                 else:
                     watched = watched or any(tape.is_watching(u) for u in t)
+        if not watched:
+            tape = None
+    # _call.call, inline (tests/unit/test_kernel_call.py checks it against call)
     try:
         out = fn(raw, attrs, backend)
     except TensorplugError:
         raise
     except Exception as exc:
-        raise KernelError(_failure_message(name, backend, inputs, attrs, exc)) from exc
-    if type(out) is tuple or type(out) is list:
-        return _wrap_several(name, inputs, attrs, out, backend, tape if watched else None)
-    t = _new(Tensor)
-    t._data = out
-    t._backend = backend
-    t._dtype = None
-    if watched:
-        assert tape is not None
-        t._tape = tape.token
-        overrides = state.overrides
-        grad = None if overrides is None else overrides.get(name)
-        recorded = dict(inputs) if len(inputs) < 2 else recorded_inputs(name, inputs)
-        tape.records.append(new_record(Record, (name, recorded, attrs, (t,), grad)))
-    else:
-        t._tape = None
-    return t
-
-
-_declared_orders: dict[str, tuple[str, ...] | None] = {}
-_input_orders: Callable[[str], tuple[str, ...] | None] | str | None = None
-
-
-def input_orders_from(orders: Callable[[str], tuple[str, ...] | None] | str | None) -> None:
-    """Let ``orders(kernel_name)`` (or the ``"module:attr"`` that is it, imported the first time a core kernel of
-    several inputs is recorded) give the order in which a core kernel declares its inputs (None: it declares
-    none); the package plugs in the kernel reference's."""
-    global _input_orders
-    _input_orders = orders
-    _declared_orders.clear()
-
-
-def recorded_inputs(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """The inputs of a recorded call, as the tape keeps them: in the order the kernel declares them (the order of
-    the entries of a gradient that returns one per input), whatever the order of the dict ``run_kernel`` got."""
-    if len(inputs) < 2:
-        return dict(inputs)
-    order = _declared_orders.get(name, ())
-    if order == ():
-        order = _declared_orders[name] = _declared_order(name)
-    if order is None or tuple(inputs) == order or set(inputs) != set(order):
-        return dict(inputs)  # a kernel that declares no order, or inputs that are not those it declares
-    return {key: inputs[key] for key in order}
-
-
-def _declared_order(name: str) -> tuple[str, ...] | None:
-    global _input_orders
-    if _input_orders is None or name not in CATALOGUE:
-        return None
-    if isinstance(_input_orders, str):
-        _input_orders = resolve(_input_orders, "the kernels' input orders")
-    assert callable(_input_orders)
-    return _input_orders(name)
+        raise failure(name, backend, inputs, attrs, exc) from exc
+    if tape is None:
+        if type(out) is not tuple and type(out) is not list:
+            return wrap_storage(out, backend)
+        several: list[Tensor] = wrap_call(out, backend, None, None, name, inputs, attrs)
+        return several
+    result: Tensor | list[Tensor] = wrap_call(out, backend, None, tape, name, recorded_inputs(name, inputs), attrs)
+    return result
 
 
 def _unwrap(name: str, backend: Backend, key: str, value: Any) -> Any:
@@ -150,26 +111,6 @@ def _unwrap(name: str, backend: Backend, key: str, value: Any) -> Any:
             engine.move(u, backend)
         items.append(u._data)
     return items
-
-
-def _wrap_several(
-    name: str, inputs: Mapping[str, Any], attrs: dict[str, Any], out: Any, backend: Backend, tape: Any
-) -> list[Tensor]:
-    """Wrap the outputs of a multi-output kernel, recording the call when ``tape`` is given."""
-    mark = None if tape is None else tape.token
-    outputs = []
-    for o in out:
-        t = _new(Tensor)
-        t._data = o
-        t._backend = backend
-        t._tape = mark
-        t._dtype = None
-        outputs.append(t)
-    if tape is not None:
-        overrides = state.overrides
-        grad = None if overrides is None else overrides.get(name)
-        tape.records.append(new_record(Record, (name, recorded_inputs(name, inputs), attrs, list(outputs), grad)))
-    return outputs
 
 
 # -- checked calls: an op's kernel call on inputs whose dtypes it has checked once -----------------------
@@ -225,55 +166,12 @@ def make_entry(name: str, table: dict[str, Any], out: Any) -> Entry | None:
 
 def run_entry(entry: Entry, inputs: dict[str, Any], raw: dict[str, Any], attrs: dict[str, Any]) -> Tensor:
     """``run_kernel`` for a checked call of a single-output kernel: ``entry`` is valid (``entry.table is
-    engine.table``), ``inputs`` are Tensors of ``entry.backend`` in a dict of this call's own (the tape records
-    it as it is), and ``raw`` holds their storage under the same names. Kernel errors, observers and recording
-    are run_kernel's; the output has the entry's dtype. (The elementwise ops run the same steps inline.)"""
-    backend = entry.backend
+    engine.table``), ``inputs`` are Tensors of ``entry.backend``, and ``raw`` holds their storage under the same
+    names. The kernel call is run_kernel's (``call``); the output has the entry's dtype."""
     tape = state.tape
-    try:
-        out = entry.fn(raw, attrs, backend)
-    except TensorplugError:
-        raise
-    except Exception as exc:
-        raise kernel_failure(entry, inputs, attrs, exc) from exc
-    if type(out) is tuple or type(out) is list:
-        return several_outputs(entry, inputs, attrs, out)  # type: ignore[return-value]  # as run_kernel does
-    t = _new(Tensor)
-    t._data = out
-    t._backend = backend
-    t._dtype = entry.dtype
-    t._tape = None
     if tape is not None:
-        record_entry(entry, tape, inputs, attrs, t)
-    return t
-
-
-def kernel_failure(entry: Entry, inputs: dict[str, Any], attrs: dict[str, Any], exc: Exception) -> KernelError:
-    """What a checked call raises when its kernel raised ``exc`` (not a tensorplug error, which passes as it is):
-    run_kernel's error, naming kernel, backend, inputs and attrs."""
-    return KernelError(_failure_message(entry.name, entry.backend, inputs, attrs, exc))
-
-
-def record_entry(entry: Entry, tape: Any, inputs: dict[str, Any], attrs: dict[str, Any], t: Tensor) -> None:
-    """Record the checked call that made ``t`` from ``inputs`` (a dict of its own) on ``tape`` when any of
-    them is watched, as run_kernel does."""
-    token = tape.token
-    for u in inputs.values():
-        mark = u._tape
-        if mark is token or (mark is not None and id(u) in tape.watched_ids):  # tape.is_watching(u)
-            t._tape = token
-            overrides = state.overrides
-            grad = None if overrides is None else overrides.get(entry.name)
-            tape.records.append(new_record(Record, (entry.name, inputs, attrs, (t,), grad)))
-            return
-
-
-def several_outputs(entry: Entry, inputs: dict[str, Any], attrs: dict[str, Any], out: Any) -> list[Tensor]:
-    """The outputs of a checked call whose kernel returned several (not what its first call gave), as run_kernel
-    gives them."""
-    tape = state.tape
-    watched = tape is not None and any(tape.is_watching(u) for u in inputs.values())
-    return _wrap_several(entry.name, inputs, attrs, out, entry.backend, tape if watched else None)
+        tape = watching(tape, inputs)
+    return call(entry.name, entry.fn, raw, inputs, attrs, entry.backend, entry.dtype, tape)  # type: ignore[return-value]
 
 
 class _SingleOutputDispatch(Protocol):
@@ -290,27 +188,6 @@ def _bad_input(name: str, backend: Backend, key: str, value: object) -> Tensorpl
     return DTypeError(
         f"run_kernel({name!r}) on backend {backend.name!r}: input {key!r} is a {type(value).__name__}, "
         "not a Tensor (or a list of Tensors); convert it with tp.tensor(...) first"
-    )
-
-
-def _failure_message(
-    name: str, backend: Backend, inputs: Mapping[str, Any], attrs: dict[str, Any], exc: Exception
-) -> str:
-    parts = []
-    for key, t in inputs.items():
-        if isinstance(t, list | tuple):
-            parts.append(f"{key}=[{', '.join(describe(u) for u in t)}]")
-        else:
-            parts.append(f"{key}={describe(t)}")
-    fn = engine.tables.get(backend.name, {}).get(name)
-    if isinstance(fn, ObservedKernel):  # while observed (tp.profile, tp.debug), the table holds the kernel wrapped
-        fn = fn.fn
-    where = repr(backend.name)
-    if isinstance(fn, FallbackKernel):
-        where += f" (run on its fallback backend {fn.target.name!r})"
-    return (
-        f"kernel {name!r} on backend {where} failed for inputs {', '.join(parts) or '(none)'} "
-        f"and attrs {attrs!r}: {type(exc).__name__}: {exc}"
     )
 
 
