@@ -79,7 +79,6 @@ def watching(tape: Tape | None, inputs: Mapping[str, Any]) -> Tape | None:
         elif any(tape.is_watching(u) for u in value):
             return tape
     return None
-    return None
 
 
 def failure(
