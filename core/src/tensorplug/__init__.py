@@ -135,7 +135,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "StepLowering": ("tensorplug._runtime._program", "StepLowering"),
     "Constant": ("tensorplug._runtime._program", "Constant"),
     "Replay": ("tensorplug._runtime._program", "Replay"),
-    "generate_replay": ("tensorplug._tracing._replay", "generate_replay"),
+    "generate_replay": ("tensorplug._tracing._pipeline", "generate_replay"),
     "persist": ("tensorplug._runtime._lazy", "persist"),
     "save": ("tensorplug.train._checkpoint", "save"),
     "load": ("tensorplug.train._checkpoint", "load"),
@@ -166,7 +166,7 @@ if TYPE_CHECKING:
     )
     from tensorplug._tracing._export import ExportRequest, export
     from tensorplug._tracing._function import Function, function
-    from tensorplug._tracing._replay import generate_replay
+    from tensorplug._tracing._pipeline import generate_replay
     from tensorplug.train._checkpoint import Checkpoint, CheckpointError, load, restore, save
 
 
