@@ -146,8 +146,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "ExportRequest": ("tensorplug._tracing._export", "ExportRequest"),
 }
 
-if TYPE_CHECKING:
-    from tensorplug import datasets, initializers, testing, train
+if TYPE_CHECKING:  # (not tp.testing: it imports the package; type its names from tensorplug.testing itself)
+    from tensorplug import datasets, initializers, train
     from tensorplug._inspection._coverage import Coverage, CoverageRow, coverage
     from tensorplug._inspection._debug import debug
     from tensorplug._inspection._memory import memory
