@@ -10,12 +10,16 @@ that fails still leaves the variables and slots as they were (the optimizer
 puts back their old storage), and nothing that shares a variable's storage
 (``tp.tensor(v)``, a view) ever sees it change.
 
-A step runs the ops instead (exactly as before) where the backend offers no
+A step runs the ops instead where the backend offers no
 such function (dask, whose lazy graph the optimizer persists), where a kernel
 of those ops is not the backend's own (one the user registered over it is
 still called), while ``tp.function`` traces (its numpy lowering reuses dead
 buffers across the ops already), and while a kernel observer is active
 (``tp.debug`` names the op that made a NaN, ``tp.profile`` shows the ops).
+
+Each update's rule is stated once, in :mod:`tensorplug.testing` (``optimizer_cases``):
+``tp.testing.check_optimizer`` checks both ways of running it, the ops and a
+backend's fused update, against that rule and against each other.
 
 Measured on a 2-core CPU, numpy backend, 784-256-256-10 MLP, batch 128,
 ``minimize`` (one BLAS thread, interleaved runs): SGD 1.84 -> 1.75 ms, Momentum
