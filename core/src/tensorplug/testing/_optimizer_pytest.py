@@ -13,12 +13,12 @@ cover kernel by kernel.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-if TYPE_CHECKING:
-    from tensorplug.testing._optimizers import OptimizerCase
+import tensorplug as tp
+from tensorplug.testing._optimizers import OptimizerCase, check_optimizer, optimizer_cases
 
 _CASE = "tensorplug_optimizer_case"  # the user property our items record
 
@@ -32,9 +32,6 @@ class OptimizerRun:
 
     @pytest.hookimpl(tryfirst=True)  # before -k / -m / --deselect, so they select among our items too
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
-        import tensorplug as tp
-        from tensorplug.testing import optimizer_cases
-
         backend = tp.backend(self.backend)
         if not any(backend.fused_update(str(update)) is not None for update in tp.train.FUSED_UPDATES):
             return
@@ -84,8 +81,6 @@ class OptimizerItem(pytest.Item):
         self.user_properties.append((_CASE, case.id))
 
     def runtest(self) -> None:
-        from tensorplug.testing import check_optimizer
-
         check_optimizer(self.case, self.backend, self.dtype)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
