@@ -146,8 +146,12 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "ExportRequest": ("tensorplug._tracing._export", "ExportRequest"),
 }
 
-if TYPE_CHECKING:  # (not tp.testing: it imports the package; type its names from tensorplug.testing itself)
+if TYPE_CHECKING:
+    from types import ModuleType
+
     from tensorplug import datasets, initializers, train
+
+    testing: ModuleType  # not imported here, as it imports the package: its names are typed in tensorplug.testing
     from tensorplug._inspection._coverage import Coverage, CoverageRow, coverage
     from tensorplug._inspection._debug import debug
     from tensorplug._inspection._memory import memory
