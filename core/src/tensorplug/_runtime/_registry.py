@@ -4,7 +4,8 @@ Registry entries are frozen dataclasses. Every key keeps a stack of entries
 ordered by precedence: the built-in layer, then plugins in load order, then
 runtime registrations. The top of the stack is active; unregistering it
 brings the one below back. Each entry records the distribution that
-registered it (``"runtime"`` for calls from user code).
+registered it (``"tensorplug"`` for the core's own, ``"runtime"`` for calls from user code).
+The four tables (kernels, gradients, gradient sets, exporters) are here; the backends are the engine's.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typing import Any, Generic, NamedTuple, TypeVar
 
 from tensorplug._runtime._errors import RegistrationError
 
-RUNTIME = "runtime"
+RUNTIME = "runtime"  # the source of a registration made by user code
+BUILTIN = "tensorplug"  # the source of the core's own entries, registered through the hooks as a plugin's
 
 # Precedence layers, lowest first.
 LAYER_BUILTIN = 0
@@ -296,6 +298,14 @@ class LayeredRegistry(Generic[S]):
 
 kernel_registry: LayeredRegistry[KernelSpec] = LayeredRegistry("kernel")
 gradient_registry: LayeredRegistry[GradientSpec] = LayeredRegistry("gradient")
+gradient_set_registry: LayeredRegistry[Any] = LayeredRegistry("gradient set")  # of GradientSet
+exporter_registry: LayeredRegistry[Any] = LayeredRegistry("exporter")  # of ExporterSpec
+REGISTRIES: tuple[LayeredRegistry[Any], ...] = (
+    kernel_registry,
+    gradient_registry,
+    gradient_set_registry,
+    exporter_registry,
+)
 
 
 def close_kernel_names(name: str, known: set[str]) -> list[str]:
