@@ -271,3 +271,15 @@ def test_every_kind_refuses_a_silent_shadowing_and_restores_on_unregister(kind: 
     assert sources()[-1] == "runtime"
     unregister()
     assert sources() == before
+
+
+def test_each_kind_row_names_the_table_the_spec_type_and_the_hook_that_declares_it() -> None:
+    from tensorplug import hookspecs
+    from tensorplug._plugins._front import KINDS
+    from tensorplug._runtime._registry import REGISTRIES
+
+    assert tuple(kind.registry for kind in KINDS) == REGISTRIES  # the order a plugin's rollback restores them in
+    for kind in KINDS:
+        hook = getattr(hookspecs, kind.hook)
+        assert kind.spec.__name__ in str(hook.__annotations__["return"])
+        assert kind.registry.kind.replace(" ", "_") == kind.function

@@ -27,11 +27,10 @@ from tensorplug._autodiff._tape import (
     value_and_grads,
     variable_grads,
 )
-from tensorplug._plugins._exporters import ExporterSpec, exporters, register_exporter, unregister_exporter
+from tensorplug._plugins._exporters import exporters, register_exporter, unregister_exporter
 from tensorplug._plugins._loading import plugins
 from tensorplug._plugins._notes import PluginInfo
 from tensorplug._plugins._overrides import (
-    GradientSet,
     gradient_overrides,
     gradient_sets,
     register_gradient_set,
@@ -82,7 +81,7 @@ from tensorplug._runtime._errors import (
     TensorplugError,
     UnsupportedOperationError,
 )
-from tensorplug._runtime._registry import BackendSpec, GradientSpec, KernelSpec
+from tensorplug._runtime._registry import BackendSpec, ExporterSpec, GradientSet, GradientSpec, KernelSpec
 from tensorplug._runtime._state import no_grad
 from tensorplug._runtime._tensor import Tensor
 from tensorplug._runtime._variable import Variable

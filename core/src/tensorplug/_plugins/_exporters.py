@@ -16,7 +16,6 @@ what the format makes (an ``onnx.ModelProto``, say), after writing it to ``reque
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from tensorplug._plugins import _front
@@ -24,32 +23,10 @@ from tensorplug._plugins._front import EXPORTERS, source_of
 from tensorplug._plugins._provenance import caller
 from tensorplug._runtime._errors import ExportError, RegistrationError
 from tensorplug._runtime._install import pip_install
-from tensorplug._runtime._registry import RUNTIME, exact, exporter_registry
+from tensorplug._runtime._registry import ExporterSpec, exact, exporter_registry
 
 # Formats this project ships as plugins: an unknown format names the distribution that adds it.
 SHIPPED_FORMATS: dict[str, str] = {"onnx": "tensorplug-onnx"}
-
-
-@dataclass(frozen=True)
-class ExporterSpec:
-    """A format ``tp.export`` can write: ``format`` names it, ``exporter(request)`` writes it.
-
-    ``exporter`` is a callable or a lazy ``"module:attribute"`` name, imported at the first export in this
-    format; ``description`` is one line for ``tp.exporters()`` and ``tensorplug info``.
-
-    >>> import tensorplug as tp
-    >>> tp.ExporterSpec("onnx", "tensorplug_onnx:export", "ONNX models, opset 18").key
-    'onnx'
-    """
-
-    format: str
-    exporter: Callable[[Any], Any] | str
-    description: str = ""
-    source: str = RUNTIME
-
-    @property
-    def key(self) -> str:
-        return self.format
 
 
 def register_exporter(

@@ -27,6 +27,10 @@ from tensorplug._runtime._errors import RegistrationError
 from tensorplug._runtime._registry import (
     LAYER_RUNTIME,
     RUNTIME,
+    ExporterSpec,
+    GradientSet,
+    GradientSpec,
+    KernelSpec,
     LayeredRegistry,
     exporter_registry,
     gradient_registry,
@@ -37,12 +41,15 @@ from tensorplug._runtime._registry import (
 
 @dataclass(frozen=True)
 class Kind:
-    """One kind of registry entry: its table, the name of its public functions, the field holding its function.
+    """One kind of registry entry: its table, its spec type and the hook that declares it, the name of its public
+    functions, the field holding its function.
 
     ``stack`` says that ``tp.<kind>_stack`` lists a key's entries (the warnings point to it).
     """
 
     registry: LayeredRegistry[Any]
+    spec: type[Any]
+    hook: str  # the hook of tensorplug.hookspecs through which a plugin declares them
     function: str  # tp.register_<function>, tp.unregister_<function>
     field: str | None  # the field holding the function: the same one registered again replaces it quietly (None: never)
     stack: bool = False
@@ -56,10 +63,11 @@ class Kind:
         return f"tp.{self.registry.kind}_stack shows who provides what" if self.stack else ""
 
 
-KERNELS = Kind(kernel_registry, "kernel", "kernel", stack=True)
-GRADIENTS = Kind(gradient_registry, "gradient", "grad", stack=True)
-GRADIENT_SETS = Kind(gradient_set_registry, "gradient_set", None)
-EXPORTERS = Kind(exporter_registry, "exporter", None)
+KERNELS = Kind(kernel_registry, KernelSpec, "tensorplug_kernels", "kernel", "kernel", stack=True)
+GRADIENTS = Kind(gradient_registry, GradientSpec, "tensorplug_gradients", "gradient", "grad", stack=True)
+GRADIENT_SETS = Kind(gradient_set_registry, GradientSet, "tensorplug_gradient_sets", "gradient_set", None)
+EXPORTERS = Kind(exporter_registry, ExporterSpec, "tensorplug_exporters", "exporter", None)
+KINDS = (KERNELS, GRADIENTS, GRADIENT_SETS, EXPORTERS)  # the kinds a plugin declares besides its backends
 
 
 def source_of(who: Caller) -> str:

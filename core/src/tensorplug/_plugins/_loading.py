@@ -51,7 +51,7 @@ import pluggy
 from tensorplug import hookspecs
 from tensorplug._plugins._entry_points import EntryPoint, entry_points, normalize
 from tensorplug._plugins._env import ENV_ALLOW, ENV_STRICT, Settings, check_allowlist
-from tensorplug._plugins._exporters import ExporterSpec
+from tensorplug._plugins._front import KINDS
 from tensorplug._plugins._guard import (
     OWNER_PREFIX,
     ClaimRefused,
@@ -70,7 +70,6 @@ from tensorplug._plugins._notes import (
     note_unknown_backends,
     note_unknown_gradients,
 )
-from tensorplug._plugins._overrides import GradientSet
 from tensorplug._plugins._provenance import Shadowing, forget_plugins, loading, note_plugin, shadowing
 from tensorplug._plugins._specs import check_duplicates, validate
 from tensorplug._runtime._engine import engine
@@ -89,13 +88,10 @@ from tensorplug._runtime._registry import (
 
 ENTRY_POINT_GROUP = "tensorplug"
 
-# Each hook and the spec type it returns; after the backends, each fills the registry of REGISTRIES at its place.
+# Each hook and the spec type it returns: the backends', then one per kind of registry entry.
 HOOKS: tuple[tuple[str, type[Any]], ...] = (
     ("tensorplug_backends", BackendSpec),
-    ("tensorplug_kernels", KernelSpec),
-    ("tensorplug_gradients", GradientSpec),
-    ("tensorplug_gradient_sets", GradientSet),
-    ("tensorplug_exporters", ExporterSpec),
+    *((kind.hook, kind.spec) for kind in KINDS),
 )
 
 manager = pluggy.PluginManager(hookspecs.PROJECT)
@@ -249,7 +245,7 @@ def _apply(
         for bspec in backends:
             engine.add_backend(replace(bspec, source=info.distribution))
             undo.append(_backend_remover(bspec.name))
-        for registry, specs in zip(REGISTRIES, tables, strict=True):
+        for registry, specs in zip((kind.registry for kind in KINDS), tables, strict=True):
             # (replace, not a copy of __dict__: a spec whose __dict__ was made reads its fields ~3x slower, and the
             # backward pass reads a GradientSpec's at every step)
             added = [replace(spec, source=info.distribution) for spec in specs]

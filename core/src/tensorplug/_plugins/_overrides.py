@@ -22,7 +22,7 @@ close to a known one unless told ``new_kernel=True``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from tensorplug._plugins import _front
@@ -31,8 +31,8 @@ from tensorplug._plugins._provenance import caller
 from tensorplug._runtime._errors import RegistrationError
 from tensorplug._runtime._install import pip_install
 from tensorplug._runtime._registry import (
-    RUNTIME,
     GradFunc,
+    GradientSet,
     GradientSpec,
     close_kernel_names,
     exact,
@@ -45,25 +45,6 @@ from tensorplug._runtime._state import state
 from tensorplug.kernel_names import CATALOGUE
 
 SCOPE = "scope"
-
-
-@dataclass(frozen=True)
-class GradientSet:
-    """A named set of gradient overrides, off until enabled with ``tp.use_gradients(name, **params)``.
-
-    ``factory(**params)`` returns the GradientSpecs of the set (it may be a
-    lazy ``"module:attr"`` name); ``params`` make sets such as
-    ``clip(min, max)`` possible.
-    """
-
-    name: str
-    factory: Callable[..., Sequence[GradientSpec]] | str
-    description: str = ""
-    source: str = RUNTIME
-
-    @property
-    def key(self) -> str:
-        return self.name
 
 
 _CATALOGUE = frozenset(CATALOGUE)

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from tensorplug._plugins._exporters import ExporterSpec
 from tensorplug._plugins._guard import PluginProblem
-from tensorplug._plugins._overrides import GradientSet
-from tensorplug._runtime._registry import BackendSpec, GradientSpec, KernelSpec
+from tensorplug._runtime._registry import BackendSpec, ExporterSpec, GradientSet, GradientSpec, KernelSpec
 from tensorplug.kernel_names import CATALOGUE
 
 Spec = BackendSpec | KernelSpec | GradientSpec | GradientSet | ExporterSpec

@@ -130,6 +130,47 @@ class GradientSpec:
         return self.kernel_name
 
 
+@dataclass(frozen=True)
+class GradientSet:
+    """A named set of gradient overrides, off until enabled with ``tp.use_gradients(name, **params)``.
+
+    ``factory(**params)`` returns the GradientSpecs of the set (it may be a
+    lazy ``"module:attr"`` name); ``params`` make sets such as
+    ``clip(min, max)`` possible.
+    """
+
+    name: str
+    factory: Callable[..., Sequence[GradientSpec]] | str
+    description: str = ""
+    source: str = RUNTIME
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class ExporterSpec:
+    """A format ``tp.export`` can write: ``format`` names it, ``exporter(request)`` writes it.
+
+    ``exporter`` is a callable or a lazy ``"module:attribute"`` name, imported at the first export in this
+    format; ``description`` is one line for ``tp.exporters()`` and ``tensorplug info``.
+
+    >>> import tensorplug as tp
+    >>> tp.ExporterSpec("onnx", "tensorplug_onnx:export", "ONNX models, opset 18").key
+    'onnx'
+    """
+
+    format: str
+    exporter: Callable[[Any], Any] | str
+    description: str = ""
+    source: str = RUNTIME
+
+    @property
+    def key(self) -> str:
+        return self.format
+
+
 S = TypeVar("S", KernelSpec, GradientSpec)
 
 
