@@ -11,6 +11,7 @@ higher layer fails this test, unless it is the inherent tie (``TIE``) or a known
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -58,14 +59,9 @@ LAYER_OF: dict[str, str] = {
     "__main__": "tools",
 }
 
-# The one inherent tie: Tensor's operators and indexing call ops, which make Tensors, and a Variable (a Tensor)
-# makes its values with ops. _tensor and _variable import them at their end (a late import), once the class
-# exists. (importer, imported), as dotted names inside tensorplug.
-TIE = {
-    ("_runtime._tensor", "ops"),
-    ("_runtime._tensor", "ops._getitem"),
-    ("_runtime._variable", "ops"),
-}
+# Tensor's operators and methods are ops, attached by the ops layer when it is imported
+# (``tensorplug.ops._tensor_methods``): the runtime imports no op. (importer, imported), dotted inside tensorplug.
+TIE: set[tuple[str, str]] = set()
 
 # Upward imports that exist today, each with why; remove a line when its import goes.
 KNOWN_UPWARD: dict[tuple[str, str], str] = {
@@ -93,12 +89,20 @@ def imported_modules(path: Path) -> set[str]:
     return imports_of(name, is_package, path.read_text())
 
 
-def imports_of(name: str, is_package: bool, source: str) -> set[str]:
-    """Every tensorplug module that ``source``, the module ``name`` (a package's __init__ or not), imports."""
+def imports_of(
+    name: str,
+    is_package: bool,
+    source: str,
+    *,
+    root: str = "tensorplug",
+    is_module: Callable[[str], bool] = _is_module,
+) -> set[str]:
+    """Every module of package ``root`` that ``source``, the module ``name`` (a package's __init__ or not),
+    imports; ``is_module(dotted)`` says whether a name is a module of it (``from pkg import name``)."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names if alias.name.split(".")[0] == "tensorplug")
+            found.update(alias.name for alias in node.names if alias.name.split(".")[0] == root)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = name.split(".") if is_package else name.split(".")[:-1]
@@ -106,11 +110,11 @@ def imports_of(name: str, is_package: bool, source: str) -> set[str]:
                 target = ".".join([*base, node.module] if node.module else base)
             else:
                 target = node.module or ""
-            if target.split(".")[0] != "tensorplug":
+            if target.split(".")[0] != root:
                 continue
             for alias in node.names:  # `from tensorplug import ops` imports the module tensorplug.ops
                 submodule = f"{target}.{alias.name}"
-                found.add(submodule if _is_module(submodule) else target)
+                found.add(submodule if is_module(submodule) else target)
     return found
 
 

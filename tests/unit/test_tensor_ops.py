@@ -353,3 +353,27 @@ def test_shape_tuples_of_numpy_ints_become_python_ints() -> None:
     shape = tp.broadcast_to(tp.tensor([1.0, 2.0]), (np.int64(3), np.int32(2))).shape
     assert shape == (3, 2)
     assert all(type(d) is int for d in shape)
+
+
+def test_every_operator_and_method_declared_for_type_checkers_is_attached_by_the_ops_layer() -> None:
+    """Tensor declares its ops-made operators and methods under TYPE_CHECKING (for mypy and editors); the ops
+    layer attaches them: the two lists are one, and each attached one is Tensor's (so Variable's) at run time."""
+    import ast
+    import inspect
+
+    from tensorplug._runtime import _tensor
+    from tensorplug.ops._tensor_methods import METHODS
+
+    tree = ast.parse(inspect.getsource(_tensor))
+    (tensor_class,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Tensor"]
+    declared = {
+        f.name
+        for block in tensor_class.body
+        if isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"
+        for f in block.body
+        if isinstance(f, ast.FunctionDef)
+    }
+    assert declared == set(METHODS)
+    for name, method in METHODS.items():
+        assert tp.Tensor.__dict__[name] is method
+        assert getattr(tp.Variable, name) is method

@@ -135,7 +135,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "StepLowering": ("tensorplug._runtime._program", "StepLowering"),
     "Constant": ("tensorplug._runtime._program", "Constant"),
     "Replay": ("tensorplug._runtime._program", "Replay"),
-    "generate_replay": ("tensorplug._tracing._replay", "generate_replay"),
+    "generate_replay": ("tensorplug._tracing._pipeline", "generate_replay"),
     "persist": ("tensorplug._runtime._lazy", "persist"),
     "save": ("tensorplug.train._checkpoint", "save"),
     "load": ("tensorplug.train._checkpoint", "load"),
@@ -146,8 +146,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "ExportRequest": ("tensorplug._tracing._export", "ExportRequest"),
 }
 
-if TYPE_CHECKING:
-    from tensorplug import datasets, initializers, testing, train
+if TYPE_CHECKING:  # (not tp.testing: it imports the package; type its names from tensorplug.testing itself)
+    from tensorplug import datasets, initializers, train
     from tensorplug._inspection._coverage import Coverage, CoverageRow, coverage
     from tensorplug._inspection._debug import debug
     from tensorplug._inspection._memory import memory
@@ -166,7 +166,7 @@ if TYPE_CHECKING:
     )
     from tensorplug._tracing._export import ExportRequest, export
     from tensorplug._tracing._function import Function, function
-    from tensorplug._tracing._replay import generate_replay
+    from tensorplug._tracing._pipeline import generate_replay
     from tensorplug.train._checkpoint import Checkpoint, CheckpointError, load, restore, save
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from tensorplug._runtime._state import state
@@ -79,12 +79,10 @@ class ObservedKernel:
 
     __slots__ = ("fn", "name", "ran_on")
 
-    def __init__(self, name: str, fn: KernelFunc) -> None:
-        from tensorplug._runtime._engine import FallbackKernel  # (the engine imports this module)
-
+    def __init__(self, name: str, fn: KernelFunc, ran_on: Backend | None = None) -> None:
         self.name = name
         self.fn = fn
-        self.ran_on: Backend | None = fn.target if isinstance(fn, FallbackKernel) else None
+        self.ran_on = ran_on  # the fallback backend that runs ``fn``, when it is a fallback kernel
 
     def __call__(self, inputs: dict[str, Any], attrs: dict[str, Any], backend: Backend) -> Any:
         observers = state.observers
@@ -126,12 +124,25 @@ def gradient_made(of: str, input_name: str, gradient: Tensor) -> None:
             made(of, input_name, gradient)
 
 
+def _no_engine(change: int) -> None:
+    return None
+
+
+_count_observers: Callable[[int], None] = _no_engine
+"""``count(+1)`` when an observer comes, ``count(-1)`` when it goes: the engine's, which wraps the kernels of its
+dispatch tables while any observer is on; plugged in when the engine is made."""
+
+
+def count_observers_with(count: Callable[[int], None]) -> None:
+    """Let ``count(change)`` hear of observers coming (+1) and going (-1): the engine's ``observe``."""
+    global _count_observers
+    _count_observers = count
+
+
 @contextlib.contextmanager
 def observing(observer: Observer, all_threads: bool = False) -> Iterator[None]:
     """Let ``observer`` see every kernel call of this thread (of every thread with ``all_threads``) in the block."""
-    from tensorplug._runtime._engine import engine
-
-    engine.observe(+1)
+    _count_observers(+1)
     saved = state.observers
     if all_threads:
         everywhere.append(observer)
@@ -144,4 +155,4 @@ def observing(observer: Observer, all_threads: bool = False) -> Iterator[None]:
             everywhere.remove(observer)
         else:
             state.observers = saved
-        engine.observe(-1)
+        _count_observers(-1)

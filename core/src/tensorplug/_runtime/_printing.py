@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -10,6 +11,20 @@ from tensorplug._runtime._storage import is_host_device
 
 if TYPE_CHECKING:
     from tensorplug._runtime._tensor import Tensor
+
+
+def _no_engine() -> str | None:
+    return None
+
+
+_active_backend: Callable[[], str | None] = _no_engine
+"""The active backend's name (None: none is active yet); the engine plugs it in when it is made."""
+
+
+def active_backend_from(name: Callable[[], str | None]) -> None:
+    """Let ``name()`` tell the printing which backend is active (the engine's, given when the engine is made)."""
+    global _active_backend
+    _active_backend = name
 
 
 def _repr(t: Tensor, name: str, extra: list[str]) -> str:
@@ -32,11 +47,9 @@ def _repr(t: Tensor, name: str, extra: list[str]) -> str:
 
 def _placement(t: Tensor) -> list[str]:
     """The backend when it is not the active one, and the device when it is not the host."""
-    from tensorplug._runtime._engine import engine
-
     fields = []
-    active = engine.active
-    if active is None or active.name != t.backend:
+    active = _active_backend()
+    if active is None or active != t.backend:
         fields.append(f"backend={t.backend!r}")
     if not is_host_device(t.device):
         fields.append(f"device={t.device!r}")

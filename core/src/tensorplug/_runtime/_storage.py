@@ -4,7 +4,7 @@ Variable (:mod:`tensorplug._runtime._tensor`) are built on these."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -84,10 +84,22 @@ def stored_dtype_error(op: str, backend: Backend, dtype: str, stored: str, shape
     )
 
 
-def _other_backends(backend: Backend) -> str:
-    from tensorplug._runtime._engine import engine
+def _no_backends() -> list[str]:
+    return []
 
-    others = [name for name in engine.names() if name != backend.name]
+
+_backend_names: Callable[[], list[str]] = _no_backends
+"""The names of the registered backends; the engine plugs it in when it is made."""
+
+
+def backend_names_from(names: Callable[[], list[str]]) -> None:
+    """Let ``names()`` tell the messages here which backends are registered (the engine's, when it is made)."""
+    global _backend_names
+    _backend_names = names
+
+
+def _other_backends(backend: Backend) -> str:
+    others = [name for name in _backend_names() if name != backend.name]
     return f" (registered: {', '.join(others)}; tp.set_backend(name))" if others else ""
 
 

@@ -183,24 +183,11 @@ class Tensor:
 
     # -- indexing -----------------------------------------------------------
 
-    def __getitem__(self, key: Any) -> Tensor:
-        """``t[key]`` as NumPy indexes: ints, slices, ``None``, ``...`` and one integer array (differentiable).
-
-        Lowered to one StridedSlice, plus a GatherV2 for an integer array.
-        Out-of-range and unsupported indices raise ``tp.IndexingError`` (an IndexError). Examples are in the
-        class's docstring.
-        """
-        return _index.getitem(self, key)
-
     def __iter__(self) -> Iterator[Tensor]:
         """The sub-tensors along the first axis, ``t[0], t[1], ...`` (a 0-d tensor cannot be iterated)."""
         if not self.ndim:
             raise UnsupportedOperationError(f"iteration over a 0-d tensor ({describe(self)}); use .item()")
         return map(self.__getitem__, range(self._data.shape[0]))
-
-    def __contains__(self, value: Any) -> bool:
-        """``value in t``: whether any element equals ``value`` (NumPy's ``(t == value).any()``)."""
-        return bool(_ops.any(_ops.equal(self, value)))
 
     def __setitem__(self, key: Any, value: Any) -> None:
         raise UnsupportedOperationError(
@@ -217,105 +204,8 @@ class Tensor:
 
     __hash__ = object.__hash__
 
-    # -- operators (each goes through an op) ----------------------------------
-
-    def __add__(self, other: Any) -> Tensor:
-        return _ops.add(self, other)
-
-    def __radd__(self, other: Any) -> Tensor:
-        return _ops.add(other, self)
-
-    def __sub__(self, other: Any) -> Tensor:
-        return _ops.sub(self, other)
-
-    def __rsub__(self, other: Any) -> Tensor:
-        return _ops.sub(other, self)
-
-    def __mul__(self, other: Any) -> Tensor:
-        return _ops.mul(self, other)
-
-    def __rmul__(self, other: Any) -> Tensor:
-        return _ops.mul(other, self)
-
-    def __truediv__(self, other: Any) -> Tensor:
-        return _ops.div(self, other)
-
-    def __rtruediv__(self, other: Any) -> Tensor:
-        return _ops.div(other, self)
-
-    def __pow__(self, other: Any) -> Tensor:
-        return _ops.pow(self, other)
-
-    def __rpow__(self, other: Any) -> Tensor:
-        return _ops.pow(other, self)
-
-    def __matmul__(self, other: Any) -> Tensor:
-        return _ops.matmul(self, other)
-
-    def __rmatmul__(self, other: Any) -> Tensor:
-        return _ops.matmul(other, self)
-
-    def __floordiv__(self, other: Any) -> Tensor:
-        return _ops.floor_div(self, other)
-
-    def __rfloordiv__(self, other: Any) -> Tensor:
-        return _ops.floor_div(other, self)
-
-    def __mod__(self, other: Any) -> Tensor:
-        return _ops.mod(self, other)
-
-    def __rmod__(self, other: Any) -> Tensor:
-        return _ops.mod(other, self)
-
-    def __and__(self, other: Any) -> Tensor:
-        return _ops.logical_and(self, other)
-
-    def __rand__(self, other: Any) -> Tensor:
-        return _ops.logical_and(other, self)
-
-    def __or__(self, other: Any) -> Tensor:
-        return _ops.logical_or(self, other)
-
-    def __ror__(self, other: Any) -> Tensor:
-        return _ops.logical_or(other, self)
-
-    def __xor__(self, other: Any) -> Tensor:
-        return _ops.logical_xor(self, other)
-
-    def __rxor__(self, other: Any) -> Tensor:
-        return _ops.logical_xor(other, self)
-
-    def __invert__(self) -> Tensor:
-        return _ops.logical_not(self)
-
-    def __abs__(self) -> Tensor:
-        return _ops.abs(self)
-
-    def __neg__(self) -> Tensor:
-        return _ops.neg(self)
-
     def __pos__(self) -> Tensor:
         return self
-
-    def __lt__(self, other: Any) -> Tensor:
-        return _ops.less(self, other)
-
-    def __le__(self, other: Any) -> Tensor:
-        return _ops.less_equal(self, other)
-
-    def __gt__(self, other: Any) -> Tensor:
-        return _ops.greater(self, other)
-
-    def __ge__(self, other: Any) -> Tensor:
-        return _ops.greater_equal(self, other)
-
-    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _ops.equal(self, other)
-
-    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _ops.not_equal(self, other)
-
-    # -- interop and lifetime ---------------------------------------------------
 
     def __dlpack__(self, **kwargs: Any) -> Any:
         """Export the storage through DLPack (zero-copy where the backend allows), e.g. to ``torch.from_dlpack``.
@@ -339,15 +229,6 @@ class Tensor:
     def __dlpack_device__(self) -> Any:
         return self._backend.dlpack_source(self._data).__dlpack_device__()
 
-    def to_backend(self, name: str) -> Tensor:
-        """A new tensor with these values on backend ``name`` (zero-copy through DLPack where both sides allow)."""
-        from tensorplug._runtime._engine import engine
-
-        target = engine.initialize(name)
-        if target is self._backend:
-            return _ops.tensor(self)
-        return wrap_storage(moved_storage(self, target, f"to_backend({name!r})"), target, self._dtype)
-
     def dispose(self) -> None:
         """Release the storage now (device memory included) instead of when the tensor is collected.
 
@@ -360,33 +241,53 @@ class Tensor:
     def is_disposed(self) -> bool:
         return self._data is _DISPOSED_STORAGE
 
-    # -- common methods -----------------------------------------------------
+    # -- operators and methods made of ops: ``tensorplug.ops._tensor_methods`` attaches them ------------------
 
-    def reshape(self, *shape: Any) -> Tensor:
-        target = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
-        return _ops.reshape(self, target)
+    if TYPE_CHECKING:
 
-    def transpose(self, perm: Any = None) -> Tensor:
-        return _ops.transpose(self, perm)
-
-    @property
-    def T(self) -> Tensor:  # noqa: N802 - the numpy name
-        return _ops.transpose(self)
-
-    def astype(self, dtype: Any) -> Tensor:
-        return _ops.cast(self, dtype)
-
-    def sum(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return _ops.sum(self, axis, keepdims)
-
-    def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return _ops.mean(self, axis, keepdims)
-
-    def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return _ops.max(self, axis, keepdims)
-
-    def min(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return _ops.min(self, axis, keepdims)
+        def __getitem__(self, key: Any) -> Tensor: ...
+        def __contains__(self, value: Any) -> bool: ...
+        def __add__(self, other: Any) -> Tensor: ...
+        def __radd__(self, other: Any) -> Tensor: ...
+        def __sub__(self, other: Any) -> Tensor: ...
+        def __rsub__(self, other: Any) -> Tensor: ...
+        def __mul__(self, other: Any) -> Tensor: ...
+        def __rmul__(self, other: Any) -> Tensor: ...
+        def __truediv__(self, other: Any) -> Tensor: ...
+        def __rtruediv__(self, other: Any) -> Tensor: ...
+        def __pow__(self, other: Any) -> Tensor: ...
+        def __rpow__(self, other: Any) -> Tensor: ...
+        def __matmul__(self, other: Any) -> Tensor: ...
+        def __rmatmul__(self, other: Any) -> Tensor: ...
+        def __floordiv__(self, other: Any) -> Tensor: ...
+        def __rfloordiv__(self, other: Any) -> Tensor: ...
+        def __mod__(self, other: Any) -> Tensor: ...
+        def __rmod__(self, other: Any) -> Tensor: ...
+        def __and__(self, other: Any) -> Tensor: ...
+        def __rand__(self, other: Any) -> Tensor: ...
+        def __or__(self, other: Any) -> Tensor: ...
+        def __ror__(self, other: Any) -> Tensor: ...
+        def __xor__(self, other: Any) -> Tensor: ...
+        def __rxor__(self, other: Any) -> Tensor: ...
+        def __invert__(self) -> Tensor: ...
+        def __abs__(self) -> Tensor: ...
+        def __neg__(self) -> Tensor: ...
+        def __lt__(self, other: Any) -> Tensor: ...
+        def __le__(self, other: Any) -> Tensor: ...
+        def __gt__(self, other: Any) -> Tensor: ...
+        def __ge__(self, other: Any) -> Tensor: ...
+        def __eq__(self, other: Any) -> Tensor: ...  # type: ignore[override]
+        def __ne__(self, other: Any) -> Tensor: ...  # type: ignore[override]
+        def to_backend(self, name: str) -> Tensor: ...
+        def reshape(self, *shape: Any) -> Tensor: ...
+        def transpose(self, perm: Any = None) -> Tensor: ...
+        @property
+        def T(self) -> Tensor: ...  # noqa: N802 - the numpy name
+        def astype(self, dtype: Any) -> Tensor: ...
+        def sum(self, axis: Any = None, keepdims: bool = False) -> Tensor: ...
+        def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor: ...
+        def max(self, axis: Any = None, keepdims: bool = False) -> Tensor: ...
+        def min(self, axis: Any = None, keepdims: bool = False) -> Tensor: ...
 
 
 def describe(t: Any) -> str:
@@ -454,7 +355,3 @@ def wrap_call(
             grad = overrides.get(name)
     tape.records.append(_new_record(Record, (name, inputs, attrs, outputs, grad)))
     return t
-
-
-from tensorplug import ops as _ops  # noqa: E402
-from tensorplug.ops import _getitem as _index  # noqa: E402  (indexing and the operators above need the ops)

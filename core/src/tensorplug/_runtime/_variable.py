@@ -9,10 +9,10 @@ import contextlib
 import itertools
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from tensorplug._runtime._errors import DTypeError, GradientError, ShapeError
+from tensorplug._runtime._errors import DTypeError, GradientError, ShapeError, TensorplugError
 from tensorplug._runtime._printing import _repr
 from tensorplug._runtime._state import Record, state
 from tensorplug._runtime._tensor import Tensor, describe
@@ -40,7 +40,7 @@ class Variable(Tensor):
     _value: Any  # the storage; ``_data`` reads it (or, while this thread traces, the tracer's stand-in: below)
 
     def __init__(self, initial_value: Any, trainable: bool = True, name: str | None = None, dtype: Any = None) -> None:
-        initial = _ops.tensor(initial_value, dtype)
+        initial = _conversions[0](initial_value, dtype)
         self._value = initial._data
         self._backend = initial._backend
         self._tape = None
@@ -58,7 +58,7 @@ class Variable(Tensor):
         read, so this raises a GradientError and leaves the variable as it was. Assign it once the gradient is
         computed, as an optimizer's ``apply`` does.
         """
-        new = _ops.as_tensor(value, self.dtype)
+        new = _conversions[1](value, self.dtype)
         if new.dtype != self.dtype:
             raise DTypeError(
                 f"Variable {self.name!r}.assign(): value is {describe(new)} on backend {new.backend!r}, the variable "
@@ -153,4 +153,16 @@ def live_variables() -> list[Variable]:
         return list(_variables.values())
 
 
-from tensorplug import ops as _ops  # noqa: E402  (the tie of _tensor: a Variable, a Tensor, makes its values with ops)
+def _ops_missing(value: Any, dtype: Any) -> Tensor:
+    raise TensorplugError("tensorplug's ops are not loaded: import tensorplug (not only tensorplug._runtime) first")
+
+
+_conversions: list[Callable[[Any, Any], Tensor]] = [_ops_missing, _ops_missing]
+"""``tp.tensor`` and ``tp.as_tensor`` (``[make, convert]``): how a Variable makes its first value and converts an
+assigned one; the ops layer gives them (``use_conversions``) when it is imported."""
+
+
+def use_conversions(make: Callable[[Any, Any], Tensor], convert: Callable[[Any, Any], Tensor]) -> None:
+    """Let Variables make their values with ``make(value, dtype)`` and convert assigned ones with
+    ``convert(value, dtype)`` (the ops layer's ``tensor`` and ``as_tensor``)."""
+    _conversions[:] = [make, convert]

@@ -43,11 +43,10 @@ from tensorplug._runtime._registry import gradient_registry, kernel_registry
 from tensorplug._runtime._state import state
 from tensorplug._runtime._tensor import Tensor, wrap_storage
 from tensorplug._runtime._variable import Variable, tracing_variables
+from tensorplug._tracing._pipeline import FUNCTION, PLAIN, build, lower
 from tensorplug._tracing._replay import (
     failed_step,
-    generate_replay,
     host_storage,
-    lower_program,
     lowered_failure_message,
     persist_step,
     replay_observed,
@@ -55,7 +54,7 @@ from tensorplug._tracing._replay import (
     step_error,
 )
 from tensorplug._tracing._signature import aliases, flatten, rebuild, signature, unflatten
-from tensorplug._tracing._tracer import Tracer, build
+from tensorplug._tracing._tracer import Tracer
 
 __all__ = ["Function", "function"]
 
@@ -281,14 +280,11 @@ class Function(Generic[P, R]):
             )
         else:
             program = build(tracer, outputs)
-            replay, lowered = None, False
-            if self.lower:
-                replay, failure = lower_program(program)
-                lowered = replay is not None
-                if failure is not None:
-                    self._lowering_failed(program, failure)
-            if replay is None:
-                replay = generate_replay(program)
+            made = lower(program, FUNCTION if self.lower else PLAIN)
+            if made.failure is not None:
+                self._lowering_failed(program, made.failure)
+            replay, lowered = made.replay, made.lowered
+            assert replay is not None  # a tp.function program always has one: the plain replay at least
             dtypes = tuple(t.dtype for t in leaves)
             entry = _Trace(program, None, replay, lowered, structure, dtypes, _returned_variables(program, leaves))
             if backend.lazy:  # the optimizers inside f did not persist while tracing: the step boundary is here

@@ -33,14 +33,13 @@ from tensorplug._runtime._backend import Backend
 from tensorplug._runtime._dtypes import FLOAT_DTYPES
 from tensorplug._runtime._engine import engine
 from tensorplug._runtime._observe import observing
-from tensorplug._runtime._program import Constant, Program, StepLowering
+from tensorplug._runtime._program import Program
 from tensorplug._runtime._registry import GradientSpec, gradient_registry, kernel_registry
 from tensorplug._runtime._state import Record, state
 from tensorplug._runtime._tensor import Tensor, wrap_storage
-from tensorplug._tracing._passes import plan_steps
-from tensorplug._tracing._replay import write_replay
+from tensorplug._tracing._pipeline import GRADIENT, build, lower
 from tensorplug._tracing._signature import attrs_key
-from tensorplug._tracing._tracer import Tracer, build
+from tensorplug._tracing._tracer import Tracer
 
 __all__ = ["BackwardProgram", "GradientProgram", "clear", "replay_backward", "replay_gradient"]
 
@@ -235,33 +234,13 @@ def _built(tracer: Tracer, leaves: list[Tensor], outputs: list[int]) -> tuple[Pr
     program = build(tracer, outputs)
     if program.updates or program.host or program.guards:
         return None
-    replay = _lower(program, tracer.backend)
+    replay = lower(program, GRADIENT).replay
     return None if replay is None else (program, replay)
 
 
 def _untraced(t: Tensor) -> Tensor:
     """A gradient the trace computed, as the backward pass hands it on: a tensor on no tape."""
     return wrap_storage(t._data, t._backend, t.dtype)
-
-
-def _lower(program: Program, backend: Backend) -> Callable[..., Any] | None:
-    """The program's replay from the backend's step lowerings (the plain replay where it lowers nothing);
-    None when an output would be storage shared between calls (a constant)."""
-
-    def lower_step(program: Program, index: int) -> StepLowering | Constant | None:
-        lowering = backend.lower_step(program, index)
-        return None if isinstance(lowering, Constant) else lowering  # results are fresh at every call
-
-    try:
-        plan = plan_steps(program, lower_step)
-    except Exception:
-        return None
-    constants = {reg for reg, _ in program.constants} | plan.folded.keys()
-    if any(reg in constants for reg in program.outputs):
-        return None
-    if not plan:
-        return write_replay(program, label="gradient")
-    return backend.wrap_replay(write_replay(program, plan, label=f"{backend.name} gradient"))
 
 
 # -- the whole backward pass of a tape ---------------------------------------------------------------------------

@@ -1,10 +1,11 @@
-"""The core's passes over a ``tp.function`` program, the same for every backend.
+"""The core's passes over a ``tp.function`` program, the same for every backend; ``_pipeline`` lists them in order.
 
-``prune`` drops kernel calls nothing uses; ``release`` says after which step each register dies; ``plan_steps``
-asks the backend how it runs each step (``Backend.lower_step``, see :class:`~tensorplug.StepLowering`)
-and works out, from its answers alone, which steps fold into constants and which dead buffers a step may
-write into. ``_replay.lower_program`` puts it together: the backend's whole-program compiler if it has one,
-else the replay generated from the plan.
+Build passes make the program of a finished trace (a :class:`Draft`): ``prune_steps`` drops kernel calls
+nothing uses, ``release_registers`` says after which step each register dies. Plan passes work out how its
+replay runs each step (a :class:`Lowering`, whose :class:`Plan` ``write_replay`` follows): ``ask_backend``
+asks the backend (``Backend.lower_step``, see :class:`~tensorplug.StepLowering`), and the others decide, from
+its answers alone, which steps fold into constants, which run by a direct call, which need not run, which
+are their input itself, and which dead buffers a step may write into.
 """
 
 from __future__ import annotations
@@ -18,7 +19,23 @@ import numpy as np
 from tensorplug import kernel_names as K
 from tensorplug._runtime._program import Assign, Constant, Program, Step, StepLowering
 
-__all__ = ["LowerStep", "Plan", "plan_steps", "prune", "release", "updates"]
+__all__ = [
+    "Draft",
+    "LowerStep",
+    "Lowering",
+    "Plan",
+    "alias_times_one",
+    "ask_backend",
+    "direct_calls",
+    "drop_unread",
+    "fold_constants",
+    "prune",
+    "prune_steps",
+    "release",
+    "release_registers",
+    "reuse_buffers",
+    "updates",
+]
 
 LowerStep = Callable[[Program, int], "StepLowering | Constant | None"]
 """``lower_step(program, index)``: how the backend runs step ``index`` (see ``Backend.lower_step``)."""
@@ -90,6 +107,29 @@ def release(steps: list[Step | Assign], keep: set[int]) -> list[Step | Assign]:
     return released
 
 
+@dataclass
+class Draft:
+    """What the build passes work on: a finished trace's steps, the registers it returns, the registers of its
+    constants, and (once pruned) every register a kept step needs (None: all of them)."""
+
+    steps: list[Step | Assign]
+    outputs: list[int]
+    constants: set[int]
+    live: set[int] | None = None
+
+
+def prune_steps(draft: Draft) -> None:
+    """Drop the kernel calls that no output and no Variable's new value reads."""
+    draft.steps, draft.live = prune(draft.steps, draft.outputs)
+
+
+def release_registers(draft: Draft) -> None:
+    """Free each register right after its last use, but the outputs, constants and Variables' new values."""
+    constants = draft.constants if draft.live is None else draft.constants & draft.live
+    keep = set(draft.outputs) | constants | {reg for _, reg in updates(draft.steps)}
+    draft.steps = release(draft.steps, keep)
+
+
 # -- lowering a program ------------------------------------------------------------------------------------------
 
 
@@ -114,19 +154,38 @@ class Plan:
         return bool(self.calls or self.into or self.folded or self.dropped or self.aliases)
 
 
-def plan_steps(program: Program, lower_step: LowerStep) -> Plan:
-    """Ask ``lower_step`` about each kernel step, then fold and pick buffers to reuse from its answers."""
-    lowerings: dict[int, StepLowering] = {}
-    result = Plan()
-    known: dict[int, Any] = dict(program.constants)
+@dataclass
+class Lowering:
+    """What the plan passes share while they plan one program's replay: the backend's answers, the registers whose
+    value is the same at every call, and the plan they write.
+
+    ``lower_step(program, index)`` is how the backend runs a step (``Backend.lower_step``); with ``constants``
+    False a :class:`~tensorplug.Constant` answer counts as no answer (a gradient program's results must be
+    fresh storage at every call, never a value shared between calls).
+    """
+
+    program: Program
+    lower_step: LowerStep
+    constants: bool = True
+    answers: dict[int, StepLowering] = field(default_factory=dict)
+    known: dict[int, Any] = field(default_factory=dict)
+    plan: Plan = field(default_factory=Plan)
+
+
+def ask_backend(lowering: Lowering) -> None:
+    """Ask the backend how it runs each kernel step; a Constant answer folds that step's output at once."""
+    program, plan = lowering.program, lowering.plan
+    lowering.known.update(program.constants)
     for i, step in enumerate(program.steps):
         if not isinstance(step, Step):
             continue
-        answer = lower_step(program, i)
+        answer = lowering.lower_step(program, i)
         if isinstance(answer, Constant):
+            if not lowering.constants:
+                continue
             if len(step.outputs) != 1 or step.sequence:
                 raise TypeError(f"lower_step gave a Constant for step {i} ({step.kernel}), which has several outputs")
-            result.folded[step.outputs[0]] = known[step.outputs[0]] = answer.value
+            plan.folded[step.outputs[0]] = lowering.known[step.outputs[0]] = answer.value
             continue
         if answer is None:
             continue
@@ -135,15 +194,43 @@ def plan_steps(program: Program, lower_step: LowerStep) -> Plan:
                 f"lower_step returned a {type(answer).__name__} for step {i} ({step.kernel}), not a "
                 "tp.StepLowering, a tp.Constant or None"
             )
-        lowerings[i] = answer
-        if answer.pure and _fold(program, step, known, result.folded):
-            continue
-        if answer.call is not None:
-            result.calls[i] = answer
-    result.dropped = _unread(program, lowerings, result.folded)
-    result.aliases = _times_one(program, lowerings, known, result)
-    owned = _owned(program, lowerings, result.folded)
-    for i, source in result.aliases.items():  # the output is the input's storage: owned while one of them lives
+        lowering.answers[i] = answer
+
+
+def fold_constants(lowering: Lowering) -> None:
+    """Compute once each pure step whose inputs are all known (constants, or folded before it), in order."""
+    program = lowering.program
+    for i, answer in lowering.answers.items():
+        step = program.steps[i]
+        if answer.pure and isinstance(step, Step):
+            _fold(program, step, lowering.known, lowering.plan.folded)
+
+
+def direct_calls(lowering: Lowering) -> None:
+    """The steps that still run and that the backend runs by a direct call of its own (``StepLowering.call``)."""
+    program, plan = lowering.program, lowering.plan
+    for i, answer in lowering.answers.items():
+        step = program.steps[i]
+        if answer.call is not None and isinstance(step, Step) and not all(r in plan.folded for r in step.outputs):
+            plan.calls[i] = answer
+
+
+def drop_unread(lowering: Lowering) -> None:
+    """Pure steps that only folded steps read do not run (the loss a gradient's seed was shaped after, say)."""
+    lowering.plan.dropped = _unread(lowering.program, lowering.answers, lowering.plan.folded)
+
+
+def alias_times_one(lowering: Lowering) -> None:
+    """A multiplication by a known all-ones value of the input's dtype and shape is the input itself."""
+    lowering.plan.aliases = _times_one(lowering.program, lowering.answers, lowering.known, lowering.plan)
+
+
+def reuse_buffers(lowering: Lowering) -> None:
+    """A direct call that may write ``into`` a buffer gets a dead input register of its output's shape and dtype
+    whose storage only the replay sees."""
+    program, plan = lowering.program, lowering.plan
+    owned = _owned(program, lowering.answers, plan.folded)
+    for i, source in plan.aliases.items():  # the output is the input's storage: owned while one of them lives
         step = program.steps[i]
         assert isinstance(step, Step)
         (out,) = step.outputs
@@ -151,17 +238,16 @@ def plan_steps(program: Program, lower_step: LowerStep) -> Plan:
             owned.add(out)
         else:
             owned.difference_update((source, out))
-    for i, lowering in result.calls.items():
+    for i, call in plan.calls.items():
         step = program.steps[i]
         assert isinstance(step, Step)
-        if lowering.into is None or step.sequence or len(step.outputs) != 1 or step.outputs[0] in result.folded:
+        if call.into is None or step.sequence or len(step.outputs) != 1 or step.outputs[0] in plan.folded:
             continue
         spec = program.specs[step.outputs[0]]
         for _, r in step.inputs:
             if isinstance(r, int) and r in owned and r in step.free and program.specs[r] == spec:
-                result.into[i] = r
+                plan.into[i] = r
                 break
-    return result
 
 
 def _fold(program: Program, step: Step, known: dict[int, Any], folded: dict[int, Any]) -> bool:

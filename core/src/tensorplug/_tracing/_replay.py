@@ -11,17 +11,16 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from tensorplug._runtime._contract import removed_methods
-from tensorplug._runtime._errors import FunctionWarning, KernelError, TensorplugError, warn
+from tensorplug._runtime._errors import KernelError, TensorplugError
 from tensorplug._runtime._observe import KernelCall, everywhere
 from tensorplug._runtime._program import HostInput, Program, Replay, Step
 from tensorplug._runtime._state import state
-from tensorplug._tracing._passes import LowerStep, Plan, plan_steps
+from tensorplug._tracing._passes import Plan
 
 if TYPE_CHECKING:
-    from tensorplug._runtime._backend import Backend
+    pass
 
-__all__ = ["generate_replay", "lower_program", "replay_observed", "write_replay"]
+__all__ = ["replay_observed", "write_replay"]
 
 
 _codes = itertools.count()
@@ -34,7 +33,7 @@ def write_replay(program: Program, plan: Plan | None = None, *, label: str = "re
     """The replay of ``program`` as generated Python, with the calling convention of :data:`~tensorplug.Replay`.
 
     Each kernel step is one line: ``r3 = k3({"a": r1, "b": r2}, t3, be)``, the kernel call, or with a
-    ``plan`` (see :func:`~tensorplug._tracing._passes.plan_steps`) the backend's direct call ``r3 = s3(r1,
+    ``plan`` (see :func:`~tensorplug._tracing._pipeline.plan`) the backend's direct call ``r3 = s3(r1,
     r2)``, its call into a dead buffer ``r3 = i3(r1, r1, r2)``, the input itself for a multiplication by ones
     (``r3 = r1``), or nothing for a folded or dropped step.
     Registers are deleted after their last use (``step.free``). An exception raised on a step's line becomes
@@ -107,58 +106,6 @@ def write_replay(program: Program, plan: Plan | None = None, *, label: str = "re
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     weakref.finalize(replay, linecache.cache.pop, filename, None).atexit = False
     return replay
-
-
-def generate_replay(program: Program, lower_step: LowerStep | None = None, *, label: str = "replay") -> Replay:
-    """A replay of ``program`` (see :data:`~tensorplug.Replay` for its calling convention), generated as Python.
-
-    Without ``lower_step``, the plain replay: each kernel called in turn. With it, the replay the core makes
-    from a backend's step lowerings (``lower_step(program, index)`` returns a :class:`~tensorplug.StepLowering`,
-    a :class:`~tensorplug.Constant` or None, as ``Backend.lower_step`` does): direct calls, folded steps,
-    dead buffers written into. Registers are released after their last use; an exception on a step's line
-    becomes a ``tp.KernelError`` naming that step's kernel, backend and input shapes.
-
-    >>> import numpy as np
-    >>> import tensorplug as tp
-    >>> f = tp.function(lambda x: -x)
-    >>> program = f.program(tp.tensor([1.0]))
-    >>> replay = tp.generate_replay(program, lambda program, i: tp.StepLowering(np.negative))
-    >>> outputs, updates = replay([np.array([2.0], np.float32)], [], [])
-    >>> outputs[0].tolist(), updates
-    ([-2.0], ())
-    """
-    return write_replay(program, None if lower_step is None else plan_steps(program, lower_step), label=label)
-
-
-_legacy_warned: weakref.WeakSet[type] = weakref.WeakSet()
-
-
-def lower_program(program: Program) -> tuple[Replay | None, str | None]:
-    """The backend's replay of ``program``: its compiler's, else one generated from its step lowerings (None:
-    the plain replay serves), and why lowering failed if it raised."""
-    backend: Backend = program.backend
-    removed = removed_methods(backend) if type(backend) not in _legacy_warned else []
-    if removed:
-        _legacy_warned.add(type(backend))
-    for method in removed:
-        warn(
-            f"{method.message(backend.name)}. tp.function runs the plain replay meanwhile, and the conformance "
-            "suite (tensorplug check) fails until it is done",
-            FunctionWarning,
-            stacklevel=5,
-        )
-    try:
-        compiled = backend.compile(program)
-        if compiled is not None:
-            if not callable(compiled):
-                return None, f"compile returned a {type(compiled).__name__}, not a callable or None"
-            return compiled, None
-        steps = plan_steps(program, backend.lower_step)
-        if not steps:
-            return None, None
-        return backend.wrap_replay(write_replay(program, steps, label=f"{backend.name} lowering")), None
-    except Exception as exc:
-        return None, f"{type(exc).__name__}: {exc}"
 
 
 def failed_step(exc: BaseException) -> int | None:

@@ -1,4 +1,4 @@
-"""The tracer of ``tp.function``: records one trace's kernel calls, then builds its :class:`Program`.
+"""The tracer of ``tp.function``: records one trace's kernel calls, then ``_pipeline.build`` makes its :class:`Program`.
 
 See :mod:`tensorplug._tracing._function` for the registers a trace names and what makes a trace not replayable.
 """
@@ -8,19 +8,17 @@ from __future__ import annotations
 import linecache
 import os
 import sys
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from tensorplug._runtime._backend import Backend
 from tensorplug._runtime._errors import KernelError
 from tensorplug._runtime._observe import KernelCall
-from tensorplug._runtime._program import Assign, HostInput, Program, Step, TensorSpec
+from tensorplug._runtime._program import Assign, HostInput, Step, TensorSpec
 from tensorplug._runtime._tensor import Tensor, describe, wrap_storage
 from tensorplug._runtime._variable import Variable
-from tensorplug._tracing._passes import prune, release, updates
 
-__all__ = ["Tracer", "build"]
+__all__ = ["Tracer"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tensorplug/
 
@@ -254,35 +252,3 @@ def _user_location() -> str:
     filename, line = frame.f_code.co_filename, frame.f_lineno
     source = linecache.getline(filename, line).strip()
     return f" at {os.path.basename(filename)}:{line}" + (f" (`{source}`)" if source else "")
-
-
-# -- building the program ---------------------------------------------------------------------------------------
-
-
-def build(tracer: Tracer, output_registers: list[int]) -> Program:
-    """The program of a finished trace: unused kernel calls dropped, each register released after its last use."""
-    kept, live = prune(tracer.steps, output_registers)
-    new_values = updates(kept)
-    constants = {reg for reg, _ in tracer.constants if reg in live}
-    steps = release(kept, set(output_registers) | constants | {reg for _, reg in new_values})
-    used_variables = sorted(
-        {i for i, reg in tracer.reads if reg in live} | {s.variable for s in kept if isinstance(s, Assign)}
-    )
-    renumber = {old: new for new, old in enumerate(used_variables)}
-    steps = [Assign(renumber[s.variable], s.register, s.free) if isinstance(s, Assign) else s for s in steps]
-    return Program(
-        name=tracer.name,
-        backend=tracer.backend,
-        arguments=tuple(tracer.arguments),
-        variables=tuple(weakref.ref(tracer.variables[i]) for i in used_variables),
-        variable_names=tuple(tracer.variables[i].name for i in used_variables),
-        reads=tuple((renumber[i], reg) for i, reg in tracer.reads if reg in live),
-        constants=tuple((reg, raw) for reg, raw in tracer.constants if reg in live),
-        host=tuple(tracer.host),
-        steps=tuple(steps),
-        outputs=tuple(output_registers),
-        specs=tuple(tracer.specs),
-        kinds=tuple(tracer.kinds),
-        guards=tuple(tracer.guards),
-        updates=tuple((renumber[v], reg) for v, reg in new_values),
-    )

@@ -6,7 +6,19 @@ DLPack producers in ``_dlpack``), ``_promote`` promotes operands, ``_shapes`` br
 and shapes, ``_args`` checks attrs and input dtypes.
 """
 
-from tensorplug.ops import _binary, _composite, _convert, _indexing, _linalg, _nn, _random, _reduction, _shape, _unary
+from tensorplug.ops import (
+    _binary,
+    _composite,
+    _convert,
+    _indexing,
+    _linalg,
+    _nn,
+    _random,
+    _reduction,
+    _shape,
+    _tensor_methods,
+    _unary,
+)
 from tensorplug.ops._binary import *  # noqa: F403
 from tensorplug.ops._composite import *  # noqa: F403
 from tensorplug.ops._convert import *  # noqa: F403
@@ -29,3 +41,5 @@ __all__ += _indexing.__all__
 __all__ += _nn.__all__
 __all__ += _random.__all__
 __all__ += _composite.__all__
+
+_tensor_methods.attach()  # Tensor's operators and methods are ops: they exist once the ops do

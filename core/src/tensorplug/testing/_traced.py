@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from tensorplug.testing._conformance import Case
+    from tensorplug.testing._case import Case
 
 __all__ = ["run_traced"]
 
@@ -78,7 +78,7 @@ def _gradients(op: Callable[..., Any], args: list[Any], positions: list[int]) ->
 def _compare_replay(case: Case, what: str, fn: Callable[..., Any], args: Sequence[Any]) -> int:
     """Compare the replay of ``fn`` with eager; return the largest difference in ulps accepted (compiled only)."""
     import tensorplug as tp
-    from tensorplug.testing._conformance import NotApplicable
+    from tensorplug.testing._case import NotApplicable
 
     eager = [np.asarray(o.numpy()) for o in _outputs(fn(*args))]
     traced = tp.function(fn)

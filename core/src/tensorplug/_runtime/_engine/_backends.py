@@ -24,7 +24,8 @@ from tensorplug._runtime._errors import (
     warn,
 )
 from tensorplug._runtime._install import pip_install
-from tensorplug._runtime._observe import ObservedKernel
+from tensorplug._runtime._observe import ObservedKernel, count_observers_with
+from tensorplug._runtime._printing import active_backend_from
 from tensorplug._runtime._registry import (
     RUNTIME,
     BackendSpec,
@@ -35,6 +36,7 @@ from tensorplug._runtime._registry import (
     kernel_registry,
     resolve,
 )
+from tensorplug._runtime._storage import backend_names_from
 from tensorplug._runtime._tensor import Tensor, moved_storage
 from tensorplug.kernel_names import CATALOGUE
 
@@ -239,7 +241,7 @@ class Engine:
         """
         with self.lock:
             if self.observing:
-                fn = ObservedKernel(name, fn)
+                fn = ObservedKernel(name, fn, fn.target if isinstance(fn, FallbackKernel) else None)
             if generation == self.generation:
                 self.tables.setdefault(backend_name, {})[name] = fn
         return fn
@@ -437,3 +439,7 @@ class FallbackKernel:
 
 
 engine = Engine()
+# What the lower runtime modules ask of the engine, plugged in here so that none of them imports it.
+count_observers_with(engine.observe)
+active_backend_from(lambda: None if engine.active is None else engine.active.name)
+backend_names_from(engine.names)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from tensorplug.testing._conformance import Case
+from tensorplug.testing._case import Case
 from tensorplug.testing.cases import (
     _binary,
     _binary_exact,

@@ -19,7 +19,7 @@ import numpy as np
 
 import tensorplug as tp
 from tensorplug import kernel_names as K
-from tensorplug.testing._conformance import Case, b8, f32, f64, i32, i64
+from tensorplug.testing._case import Case, b8, f32, f64, i32, i64
 
 inf, nan = math.inf, math.nan
 

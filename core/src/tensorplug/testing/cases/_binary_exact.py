@@ -16,7 +16,7 @@ import numpy as np
 
 import tensorplug as tp
 from tensorplug import kernel_names as K
-from tensorplug.testing._conformance import Case, b8, f32, f64, i32, i64
+from tensorplug.testing._case import Case, b8, f32, f64, i32, i64
 from tensorplug.testing.cases._binary import A23, AWAY3, B3, EMPTY, EMPTY03, _apply, _silent
 
 inf, nan = math.inf, math.nan

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 import tensorplug as tp
-from tensorplug.testing._conformance import Case, f32, f64, i32
+from tensorplug.testing._case import Case, f32, f64, i32
 
 L = tp.losses
 ln2, ln4 = math.log(2.0), math.log(4.0)

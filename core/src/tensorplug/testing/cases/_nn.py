@@ -17,7 +17,7 @@ import numpy as np
 import tensorplug as tp
 from tensorplug import kernel_names as K
 from tensorplug.ops._nn import avg_pool_grad, conv2d_backprop_filter, conv2d_backprop_input, max_pool_grad
-from tensorplug.testing._conformance import Case, f32, f64, i32, i64
+from tensorplug.testing._case import Case, f32, f64, i32, i64
 
 Pair = tuple[int, int]
 Pads = tuple[Pair, Pair]

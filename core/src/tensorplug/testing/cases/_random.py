@@ -16,7 +16,7 @@ import numpy as np
 
 import tensorplug as tp
 from tensorplug import kernel_names as K
-from tensorplug.testing._conformance import Case
+from tensorplug.testing._case import Case
 
 
 def samples(

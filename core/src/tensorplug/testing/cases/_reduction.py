@@ -13,7 +13,7 @@ from typing import Any
 
 import tensorplug as tp
 from tensorplug import kernel_names as K
-from tensorplug.testing._conformance import Case, b8, f32, f64, i32, i64
+from tensorplug.testing._case import Case, b8, f32, f64, i32, i64
 
 inf, nan = math.inf, math.nan
 X = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]

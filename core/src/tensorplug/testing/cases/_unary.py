@@ -23,7 +23,7 @@ import tensorplug as tp
 from tensorplug import kernel_names as K
 from tensorplug.kernel_reference import REFERENCE, KernelEntry
 from tensorplug.kernel_reference._unary import SELU_ALPHA, SELU_SCALE
-from tensorplug.testing._conformance import Case, b8, f32, f64, i32, i64
+from tensorplug.testing._case import Case, b8, f32, f64, i32, i64
 
 NAN, INF = math.nan, math.inf
 
