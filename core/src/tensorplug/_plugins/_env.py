@@ -1,5 +1,10 @@
-"""What the environment says about plugins: the variables read before any plugin module is imported, and an
-allowlist that names nothing installed. See ``tensorplug._plugins._loading``.
+"""What the environment says about plugins, read before any plugin module is imported, and an allowlist that names
+nothing installed. See ``tensorplug._plugins._loading``.
+
+- ``TENSORPLUG_DISABLE_PLUGIN_AUTOLOAD=1``: load no plugin.
+- ``TENSORPLUG_PLUGINS=a,b``: load only these (entry-point or distribution names); set but empty, it allows none.
+- ``TENSORPLUG_STRICT_PLUGINS=1``: a plugin that fails to load, or an allowlisted name that matches no installed
+  plugin, raises PluginError.
 """
 
 from __future__ import annotations

@@ -5,20 +5,12 @@ Precedence (lowest first): the core's built-in plugin, then plugins sorted by di
 entry-point name, then runtime calls such as ``tp.register_kernel``. A later registration of the same key
 shadows the earlier one.
 
-A plugin fails when its module raises on import or when a guard refuses it (``tensorplug._plugins._guard``:
-a hook that raises or returns something else than a bounded sequence of its spec type, a hook that matches no
-hookspec, a backend name that is another distribution's, a scope left open, a change to tensorplug's public
-API), or a spec is malformed (``tensorplug._plugins._specs``). A failed plugin is rolled back entirely (its
-declarations, whatever it registered or unregistered through ``tp.register_*`` / ``tp.unregister_*``, the
-backend it made active and those it initialised, and the patches to the public API), reported once with a
-warning naming its distribution, version and error, and skipped; the others keep working. A
-KeyboardInterrupt while plugins load takes back every plugin and propagates: importing tensorplug again starts
-afresh.
-
-What a plugin registers directly while it loads is its own, as if declared by its hooks: the entries carry its
-distribution as ``source``, sit at its rank among the plugins, and shadowing warns as for declarations; a
-backend it makes active is made inactive again, with a warning. Every shadowing that warns is also kept in
-``tensorplug._plugins._provenance.shadowing`` (shown by ``tensorplug info``), whatever the warning filters.
+A plugin fails when its module raises on import, a spec is malformed (``tensorplug._plugins._specs``) or a guard
+refuses it (``tensorplug._plugins._guard``); it is then rolled back entirely (its declarations, what it
+registered or unregistered directly, the backend it made active, its patches to the public API), reported once
+with a warning naming its distribution, version and error, and skipped. A KeyboardInterrupt while plugins load
+takes back every plugin and propagates. What a plugin registers directly while it loads becomes its own, as if
+declared. docs/plugins.md states the whole contract.
 
 Backend names: the distribution ``tensorplug-<name>`` (names normalized, ``-`` = ``_``) owns the backend
 ``<name>``. While the owner is installed (and not excluded by the environment), any other plugin claiming that
@@ -30,12 +22,8 @@ registers are kept and listed in ``PluginInfo.unknown_backends``; gradients decl
 with a name close to a known kernel's, warn and are listed in ``PluginInfo.unknown_gradients``; a fallback no
 plugin registers warns.
 
-Environment (read before any plugin module is imported, ``tensorplug._plugins._env``):
-
-- ``TENSORPLUG_DISABLE_PLUGIN_AUTOLOAD=1``: load no plugin.
-- ``TENSORPLUG_PLUGINS=a,b``: load only these (entry-point or distribution names); set but empty, it allows none.
-- ``TENSORPLUG_STRICT_PLUGINS=1``: a plugin that fails to load, or an allowlisted name that matches no installed
-  plugin, raises PluginError.
+The environment (``TENSORPLUG_DISABLE_PLUGIN_AUTOLOAD``, ``TENSORPLUG_PLUGINS``, ``TENSORPLUG_STRICT_PLUGINS``)
+is read before any plugin module is imported (``tensorplug._plugins._env``).
 """
 
 from __future__ import annotations
