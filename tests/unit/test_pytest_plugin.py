@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 from tensorplug.kernel_names import CATALOGUE
-from tensorplug.testing import all_cases
+from tensorplug.testing import all_cases, optimizer_cases
 
 SUMMARY = re.compile(
     r"^tensorplug conformance \((?P<backend>\w+)\): (?P<passed>\d+) passed, (?P<failed>\d+) failed, "
@@ -80,7 +80,9 @@ def test_the_whole_suite_passes_on_numpy_from_an_empty_directory(tmp_path: Path)
         "grads": str(sum(1 for c in cases if c.grad)),
     }
     assert f"  kernels: {len(CATALOGUE)} passing, 0 failing, 0 missing" in result.stdout
-    assert f"{len(cases)} passed" in result.stdout.splitlines()[-1]
+    optimizer_items = 2 * len(optimizer_cases())  # the shared optimizer check, float32 and float64: numpy fuses
+    assert f"{len(cases) + optimizer_items} passed" in result.stdout.splitlines()[-1]
+    assert f"tensorplug optimizers (numpy): {optimizer_items} passed, 0 failed" in result.stdout
 
 
 def test_items_are_named_by_case_id_and_selected_with_k(tmp_path: Path) -> None:
@@ -88,7 +90,8 @@ def test_items_are_named_by_case_id_and_selected_with_k(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout[-3000:]
     assert "tensorplug-conformance[numpy]::Add-float32 PASSED" in result.stdout
     assert "tensorplug-conformance[numpy]::Multiply-grad PASSED" in result.stdout
-    assert f"collected {len(all_cases())} items / {len(all_cases()) - 3} deselected / 3 selected" in result.stdout
+    collected = len(all_cases()) + 2 * len(optimizer_cases())  # the cases, then the optimizer items
+    assert f"collected {collected} items / {collected - 3} deselected / 3 selected" in result.stdout
     found = summary(result)
     assert (found["failed"], found["missing"]) == ("0", "0")
     assert int(found["grads"]) >= 2  # Multiply-grad and Multiply-grad-scalar

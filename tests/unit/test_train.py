@@ -1,4 +1,4 @@
-"""tp.train: each optimizer against a hand-written float64 NumPy version of TensorFlow.js's update, minimize on
+"""tp.train: each optimizer against its update rule (``tensorplug.testing.optimizer_cases``), minimize on
 a least-squares problem, which variables are trained, per-variable state and its release, and errors."""
 
 from __future__ import annotations
@@ -23,90 +23,38 @@ def unique(prefix: str) -> str:
     return f"test_train/{prefix}{next(_names)}"
 
 
-# -- the reference: TensorFlow.js's update rules, written out in float64 NumPy -------------------------------------
+# -- the reference: each optimizer's update rule, stated once in tensorplug.testing ------------------------------
 
-
-def reference_step(kind: str, config: dict[str, Any], w: np.ndarray, g: np.ndarray, s: dict[str, Any], t: int) -> None:
-    """One update of ``w`` in place, as TensorFlow.js's optimizer ``kind`` does it; ``s`` holds the slots."""
-    lr = config["learning_rate"]
-    if kind == "SGD":
-        w += -lr * g
-    elif kind == "Momentum":
-        m = config["momentum"]
-        s["a"] = m * s.get("a", 0.0) + g
-        w += -lr * (g + m * s["a"] if config["use_nesterov"] else s["a"])
-    elif kind == "Adam":
-        b1, b2, eps = config["beta1"], config["beta2"], config["epsilon"]
-        s["m"] = b1 * s.get("m", 0.0) + (1 - b1) * g
-        s["v"] = b2 * s.get("v", 0.0) + (1 - b2) * g * g
-        m_hat = s["m"] / (1 - b1**t)
-        v_hat = s["v"] / (1 - b2**t)
-        w += -lr * m_hat / (np.sqrt(v_hat) + eps)
-    elif kind == "RMSProp":
-        rho, momentum, eps = config["decay"], config["momentum"], config["epsilon"]
-        s["ms"] = rho * s.get("ms", 0.0) + (1 - rho) * g * g
-        if config["centered"]:
-            # TensorFlow's centered RMSProp: sqrt(ms - mg**2 + eps) (TensorFlow.js subtracts eps, see RMSProp's docs)
-            s["mg"] = rho * s.get("mg", 0.0) + (1 - rho) * g
-            denominator = np.sqrt(s["ms"] - s["mg"] ** 2 + eps)
-        else:
-            denominator = np.sqrt(s["ms"] + eps)
-        s["mom"] = momentum * s.get("mom", 0.0) + lr * g / denominator
-        w -= s["mom"]
-    elif kind == "Adagrad":
-        s["acc"] = s.get("acc", config["initial_accumulator_value"]) + g * g
-        w += -lr * g / np.sqrt(s["acc"] + 1e-7)
-    else:
-        raise AssertionError(kind)
-
-
-CONFIGS: list[tuple[str, dict[str, Any]]] = [
-    ("SGD", {"learning_rate": 0.1}),
-    ("Momentum", {"learning_rate": 0.1, "momentum": 0.9, "use_nesterov": False}),
-    ("Momentum", {"learning_rate": 0.05, "momentum": 0.8, "use_nesterov": True}),
-    ("Adam", {"learning_rate": 0.001, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-7}),
-    ("Adam", {"learning_rate": 0.05, "beta1": 0.8, "beta2": 0.95, "epsilon": 1e-3}),
-    ("RMSProp", {"learning_rate": 0.01, "decay": 0.9, "momentum": 0.0, "epsilon": 1e-7, "centered": False}),
-    ("RMSProp", {"learning_rate": 0.02, "decay": 0.8, "momentum": 0.5, "epsilon": 1e-6, "centered": False}),
-    ("RMSProp", {"learning_rate": 0.01, "decay": 0.9, "momentum": 0.3, "epsilon": 1e-6, "centered": True}),
-    ("Adagrad", {"learning_rate": 0.1, "initial_accumulator_value": 0.1}),
-    ("Adagrad", {"learning_rate": 0.3, "initial_accumulator_value": 0.5}),
-]
-CONFIG_IDS = [f"{kind}-{'-'.join(str(v) for v in config.values())}" for kind, config in CONFIGS]
+CASES = {case.id: case for case in tp.testing.optimizer_cases()}
 TOLERANCES = {"float64": {"rtol": 1e-11, "atol": 1e-13}, "float32": {"rtol": 2e-5, "atol": 2e-6}}
 
 
-def make(kind: str, config: dict[str, Any]) -> tp.train.Optimizer:
-    optimizer: tp.train.Optimizer = getattr(tp.train, kind)(**config)
-    return optimizer
-
-
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-@pytest.mark.parametrize(("kind", "config"), CONFIGS, ids=CONFIG_IDS)
-def test_apply_gradients_follows_the_tfjs_formula(kind: str, config: dict[str, Any], dtype: str) -> None:
+@pytest.mark.parametrize("case_id", list(CASES))
+def test_apply_gradients_follows_the_update_rule(case_id: str, dtype: str) -> None:
+    case = CASES[case_id]
     rng = np.random.default_rng(7)
     initial = [rng.standard_normal((3, 4)).astype(dtype), rng.standard_normal(5).astype(dtype)]
     steps = [[rng.standard_normal(w.shape).astype(dtype) for w in initial] for _ in range(6)]
     variables = [tp.variable(w, name=unique("w")) for w in initial]
-    optimizer = make(kind, config)
+    optimizer = case.make()
     for t, grads in enumerate(steps, start=1):
         # one variable keyed by name (as tp.variable_grads gives), the other by the Variable itself
         optimizer.apply_gradients({variables[0].name: tp.tensor(grads[0]), variables[1]: tp.tensor(grads[1])})
         assert optimizer.iterations == t
-    expected = [w.astype(np.float64) for w in initial]
-    states: list[dict[str, Any]] = [{}, {}]
+    expected = [case.start(w) for w in initial]
     for t, grads in enumerate(steps, start=1):
-        for w, g, s in zip(expected, grads, states, strict=True):
-            reference_step(kind, config, w, g.astype(np.float64), s, t)
+        expected = [case.step(s, g, t) for s, g in zip(expected, grads, strict=True)]
     for variable, want, start in zip(variables, expected, initial, strict=True):
         assert variable.dtype == dtype
-        np.testing.assert_allclose(variable.numpy(), want, **TOLERANCES[dtype])
+        np.testing.assert_allclose(variable.numpy(), want["var"], **TOLERANCES[dtype])
         assert not np.allclose(variable.numpy(), start)  # it did move
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-@pytest.mark.parametrize(("kind", "config"), CONFIGS, ids=CONFIG_IDS)
-def test_minimize_follows_the_tfjs_formula(kind: str, config: dict[str, Any], dtype: str) -> None:
+@pytest.mark.parametrize("case_id", list(CASES))
+def test_minimize_follows_the_update_rule(case_id: str, dtype: str) -> None:
+    case = CASES[case_id]
     # loss = sum(a * w**2 + b * w) per variable, so the gradient is 2 * a * w + b, a function of w
     rng = np.random.default_rng(11)
     shapes = [(4, 2), (3,)]
@@ -120,18 +68,18 @@ def test_minimize_follows_the_tfjs_formula(kind: str, config: dict[str, Any], dt
         terms = [tp.sum(ai * w * w + bi * w) for ai, bi, w in zip(a_t, b_t, variables, strict=True)]
         return terms[0] + terms[1]
 
-    optimizer = make(kind, config)
-    expected = [w.astype(np.float64) for w in initial]
-    states: list[dict[str, Any]] = [{}, {}]
+    optimizer = case.make()
+    expected = [case.start(w) for w in initial]
     for t in range(1, 6):
-        want_loss = sum(float(np.sum(ai * w * w + bi * w)) for ai, bi, w in zip(a, b, expected, strict=True))
+        ws = [state["var"] for state in expected]
+        want_loss = sum(float(np.sum(ai * w * w + bi * w)) for ai, bi, w in zip(a, b, ws, strict=True))
         value = optimizer.minimize(loss, variables)
         assert value.shape == ()
         np.testing.assert_allclose(value.item(), want_loss, **TOLERANCES[dtype])
-        for ai, bi, w, s in zip(a, b, expected, states, strict=True):
-            reference_step(kind, config, w, 2 * ai.astype(np.float64) * w + bi, s, t)
+        grads = [2 * ai.astype(np.float64) * w + bi for ai, bi, w in zip(a, b, ws, strict=True)]
+        expected = [case.step(state, g, t) for state, g in zip(expected, grads, strict=True)]
     for variable, want in zip(variables, expected, strict=True):
-        np.testing.assert_allclose(variable.numpy(), want, **TOLERANCES[dtype])
+        np.testing.assert_allclose(variable.numpy(), want["var"], **TOLERANCES[dtype])
 
 
 def test_defaults_are_tfjs_defaults() -> None:

@@ -1,6 +1,6 @@
-"""tp.train's fused updates: the numpy backend's ApplyGradientDescent / ApplyMomentum / ApplyAdam /
-ApplyRMSProp / ApplyAdagrad runs each step, computes what the ops compute bit for bit, writes none of its inputs,
-and a step whose update fails leaves every variable, slot and the step count as they were."""
+"""tp.train's fused updates: the numpy backend passes the shared optimizer check (each optimizer op by op and
+fused against its update rule, fused bit for bit as the ops, no input written), which fails a wrong fused update;
+a step whose update fails leaves every variable, slot and the step count as they were."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
-from tensorplug_numpy._train import FUSED_UPDATES
+from tensorplug_numpy._train import FUSED_UPDATES, apply_momentum
 
 OPTIMIZERS: dict[str, tuple[str, Callable[[], tp.train.Optimizer]]] = {
     "SGD": ("ApplyGradientDescent", lambda: tp.train.SGD(0.1)),
@@ -42,50 +42,96 @@ def state_bytes(vs: list[tp.Variable], opt: tp.train.Optimizer) -> list[bytes]:
     return [v.numpy().tobytes() for v in vs] + [w.numpy().tobytes() for _, w in opt.get_weights()]
 
 
-@pytest.mark.parametrize("kind", list(OPTIMIZERS))
-def test_a_step_runs_the_backends_fused_update(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    name, make = OPTIMIZERS[kind]
-    run = FUSED_UPDATES[name]
-    calls: list[str] = []
-
-    def counted(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
-        calls.append(name)
-        return run(inputs, attrs, backend)
-
-    monkeypatch.setitem(FUSED_UPDATES, name, counted)
-    vs = variables("float32", f"fused-{kind}")
-    make().apply_gradients(dict(zip(vs, gradients(0, "float32"), strict=True)))
-    assert calls == [name] * len(vs)
+CASES = {case.id: case for case in tp.testing.optimizer_cases()}
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("kind", list(OPTIMIZERS))
-def test_the_fused_updates_give_the_ops_bits(kind: str, dtype: str) -> None:
-    """Under tp.profile (an observer), a step runs op by op, as before: both ways give the same bytes."""
-    _, make = OPTIMIZERS[kind]
-    fused_vs, ops_vs = variables(dtype, f"bits-f-{kind}"), variables(dtype, f"bits-o-{kind}")
-    fused_opt, ops_opt = make(), make()
-    for step in range(4):
-        fused_opt.apply_gradients(dict(zip(fused_vs, gradients(step, dtype), strict=True)))
-        profile = tp.profile(lambda: ops_opt.apply_gradients(dict(zip(ops_vs, gradients(step, dtype), strict=True))))  # noqa: B023
-        assert "Sub" in profile.kernel_names
-        assert not any(name.startswith("Apply") for name in profile.kernel_names)
-    assert state_bytes(fused_vs, fused_opt) == state_bytes(ops_vs, ops_opt)
+@pytest.mark.parametrize("case_id", list(CASES))
+def test_numpy_passes_the_shared_optimizer_check(case_id: str, dtype: str) -> None:
+    """Op by op and fused, each against the update rule; fused and op by op bit for bit; no input written."""
+    tp.testing.check_optimizer(CASES[case_id], "numpy", dtype)
 
 
-@pytest.mark.parametrize("kind", list(OPTIMIZERS))
-def test_the_fused_updates_write_none_of_their_inputs(kind: str) -> None:
-    _, make = OPTIMIZERS[kind]
-    vs = variables("float32", f"inputs-{kind}")
-    opt = make()
-    opt.apply_gradients(dict(zip(vs, gradients(0, "float32"), strict=True)))  # slots made
-    grads = gradients(1, "float32")
-    shared = [tp.tensor(v) for v in vs] + [tp.tensor(w) for _, w in opt.get_weights()[1:]] + grads
-    before = [t.numpy().copy() for t in shared]
-    raw = [t._data for t in shared]
-    opt.apply_gradients(dict(zip(vs, grads, strict=True)))
-    assert all(np.array_equal(t.numpy(), b) for t, b in zip(shared, before, strict=True))
-    assert all(t._data is r for t, r in zip(shared, raw, strict=True))
+def wrong_adam(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+    """Adam whose second moment takes the gradient, not its square."""
+    m = inputs["m"] * inputs["beta1"] + inputs["grad"] * inputs["one_minus_beta1"]
+    v = inputs["v"] * inputs["beta2"] + inputs["grad"] * inputs["one_minus_beta2"]
+    var = inputs["var"] - m / (np.sqrt(np.abs(v)) + inputs["epsilon"]) * inputs["step_size"]
+    return [var, m, v]
+
+
+def momentum_without_nesterov(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+    return apply_momentum(inputs, {"use_nesterov": False}, backend)
+
+
+def sgd_in_another_order(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+    """Right within rounding, but not the ops' calls: computed in float64, rounded once at the end."""
+    var = np.asarray(inputs["var"])
+    wide = var.astype(np.float64) - np.asarray(inputs["delta"], np.float64) * np.asarray(inputs["alpha"], np.float64)
+    return [wide.astype(var.dtype)]
+
+
+def sgd_in_place(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+    var = inputs["var"]
+    if isinstance(var, np.ndarray) and var.ndim:
+        var -= inputs["delta"] * inputs["alpha"]
+        return [var.copy()]
+    return [var - inputs["delta"] * inputs["alpha"]]
+
+
+@pytest.mark.parametrize(
+    ("case_id", "name", "wrong", "message"),
+    [
+        (
+            "Adam-defaults",
+            "ApplyAdam",
+            wrong_adam,
+            r"Adam \(defaults\) on backend 'numpy', float32, fused update ApplyAdam, step 1: "
+            r"var of variable 0 .* differs from the reference formula",
+        ),
+        (
+            "Momentum-nesterov",
+            "ApplyMomentum",
+            momentum_without_nesterov,
+            r"Momentum \(nesterov\) on backend "
+            r"'numpy', float32, fused update ApplyMomentum, step 1: var of variable 0 .* differs from the reference",
+        ),
+        (
+            "SGD-plain",
+            "ApplyGradientDescent",
+            sgd_in_another_order,
+            r"SGD \(plain\) on backend 'numpy', float32: "
+            r"the fused update ApplyGradientDescent, step \d: var of variable \d has other bits than the ops give",
+        ),
+        (
+            "SGD-plain",
+            "ApplyGradientDescent",
+            sgd_in_place,
+            r"SGD \(plain\) on backend 'numpy', float32, "
+            r"step 1: the fused update wrote one of its inputs",
+        ),
+    ],
+    ids=["adam-without-square", "nesterov-ignored", "other-bits", "writes-its-input"],
+)
+def test_the_shared_check_fails_a_wrong_fused_update(
+    case_id: str, name: str, wrong: Any, message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(FUSED_UPDATES, name, wrong)
+    with pytest.raises(AssertionError, match=message):
+        tp.testing.check_optimizer(CASES[case_id], "numpy", "float32")
+
+
+@pytest.mark.usefixtures("tensorplug_registries")
+def test_the_shared_check_runs_ops_only_where_the_fused_update_would_not_be_used(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A kernel of the ops registered over the backend's own: the optimizers run the ops, and so does the check."""
+    from tensorplug_numpy._binary import multiply
+
+    monkeypatch.setitem(FUSED_UPDATES, "ApplyGradientDescent", sgd_in_place)  # would fail, were it called
+    with pytest.warns(tp.PluginWarning, match="shadows"):
+        tp.register_kernel("Multiply", "numpy", multiply, override=True)
+    tp.testing.check_optimizer(CASES["SGD-plain"], "numpy", "float32")
 
 
 @pytest.mark.parametrize("kind", list(OPTIMIZERS))

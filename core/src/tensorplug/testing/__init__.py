@@ -3,6 +3,8 @@
 replaced the method), and ``restored_registries``, which undoes a test's registrations (as the pytest fixture
 ``tensorplug_registries`` does). The exporter conformance kit (``ExportRunner``, ``check_export``,
 ``check_exports``) runs the same cases through an export format: see ``docs/export.md``, "Testing an exporter".
+``check_fused_updates`` checks every optimizer, op by op and through the backend's fused updates, against its
+update rule stated once (``optimizer_cases``): see ``docs/authoring.md``, "Fused optimizer updates".
 
 ``check_grads`` compares the analytic gradient (tape autodiff) with central
 finite differences in float64, along random directions, as HIPS autograd's
@@ -43,6 +45,7 @@ from tensorplug.testing._export_kit import (
     check_export,
     check_exports,
 )
+from tensorplug.testing._optimizers import OptimizerCase, check_fused_updates, check_optimizer, optimizer_cases
 from tensorplug.testing._registries import restored_registries
 
 __all__ = [
@@ -52,19 +55,23 @@ __all__ = [
     "ExportReport",
     "ExportRunner",
     "NotApplicable",
+    "OptimizerCase",
     "all_cases",
     "b8",
     "cases_by_kernel",
     "check_contract",
     "check_export",
     "check_exports",
+    "check_fused_updates",
     "check_grads",
+    "check_optimizer",
     "core_gradients",
     "f32",
     "f64",
     "i32",
     "i64",
     "not_applicable",
+    "optimizer_cases",
     "overridden_gradients",
     "restored_registries",
     "run_case",

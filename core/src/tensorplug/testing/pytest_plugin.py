@@ -34,6 +34,10 @@ failing ``backend-contract`` item and a summary line say what replaced
 the method, and the exit status is a failure even when ``-k`` deselects
 the item.
 
+A backend that offers fused optimizer updates (``Backend.fused_update``) gets the shared optimizer check too, one
+item per optimizer case and dtype (``tensorplug-optimizers[NAME]::Adam-defaults-float32``...; see
+``tensorplug.testing._optimizer_pytest``).
+
 tensorplug itself is imported only when the option is used: the hooks that
 collect and summarise are registered by :func:`pytest_configure` then.
 """
@@ -70,6 +74,10 @@ def configure(config: pytest.Config, backend: str, strict: bool) -> None:
     """Register the conformance run (called by the ``_tensorplug_pytest`` entry-point module)."""
     _check_backend(backend)
     traced = bool(config.getoption("tensorplug_traced"))
+    from tensorplug.testing._optimizer_pytest import OptimizerRun
+
+    # registered first, so that its items follow the conformance cases (hooks run last-registered first)
+    config.pluginmanager.register(OptimizerRun(backend), "tensorplug-optimizers")
     config.pluginmanager.register(
         ConformanceRun(backend, strict, traced, _contract_problem(backend)), "tensorplug-conformance"
     )

@@ -9,7 +9,7 @@ from typing import Any
 from tensorplug._runtime._tensor import Tensor
 from tensorplug._runtime._variable import Variable
 from tensorplug.ops import add, div, fill, mul, sqrt, square, sub
-from tensorplug.train._fused import APPLY_ADAGRAD, APPLY_ADAM, APPLY_RMS_PROP, fused_update, scalar_tensors
+from tensorplug.train._fused import APPLY_ADAGRAD, APPLY_ADAM, APPLY_RMS_PROP, fused_update
 from tensorplug.train._optimizer import FLOAT_EPSILON, Optimizer, Update, _decay_rate, _flag, _non_negative, _positive
 
 __all__ = ["Adagrad", "Adam", "RMSProp"]
@@ -54,22 +54,13 @@ class Adam(Optimizer):
     def _update(self, updates: list[Update], step: int) -> None:
         by_dtype: dict[str, tuple[float | Tensor, ...]] = {}
         by_step: dict[str, tuple[float | Tensor, ...]] = {}
-        tensors: dict[str, tuple[Tensor, ...]] = {}
         fused = fused_update(APPLY_ADAM)
         for variable, g, slots in updates:
             b1, rest1, b2, rest2 = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
             step_size, epsilon = self._scalars(by_step, variable.dtype, step, self._corrections)
             if fused is not None:
-                names = ("beta1", "one_minus_beta1", "beta2", "one_minus_beta2", "step_size", "epsilon")
-                scalars = scalar_tensors(tensors, (b1, rest1, b2, rest2, step_size, epsilon), variable)
-                inputs = {
-                    "var": variable,
-                    "m": slots[0],
-                    "v": slots[1],
-                    "grad": g,
-                    **dict(zip(names, scalars, strict=False)),
-                }
-                new, slots[0], slots[1] = fused(inputs)
+                tensors = {"var": variable, "m": slots[0], "v": slots[1], "grad": g}
+                new, slots[0], slots[1] = fused(tensors, (b1, rest1, b2, rest2, step_size, epsilon))
                 variable.assign(new)
                 continue
             m = add(mul(slots[0], b1), mul(g, rest1))
@@ -118,27 +109,19 @@ class RMSProp(Optimizer):
     def _update(self, updates: list[Update], step: int) -> None:
         by_dtype: dict[str, tuple[float | Tensor, ...]] = {}
         centered, with_momentum = self._structure()
-        tensors: dict[str, tuple[Tensor, ...]] = {}
         fused = fused_update(APPLY_RMS_PROP)
         for variable, g, slots in updates:
-            lr, rho, rest, momentum, epsilon = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
+            scalars = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
             if fused is not None:
-                names = ("lr", "rho", "one_minus_rho", "momentum", "epsilon")
-                scalars = scalar_tensors(tensors, (lr, rho, rest, momentum, epsilon), variable)
-                inputs = {
-                    "var": variable,
-                    "ms": slots[0],
-                    "mom": slots[1],
-                    "grad": g,
-                    **dict(zip(names, scalars, strict=True)),
-                }
+                tensors = {"var": variable, "ms": slots[0], "mom": slots[1], "grad": g}
                 if centered:
-                    inputs["mg"] = slots[2]
+                    tensors["mg"] = slots[2]
                 attrs = {"centered": centered, "use_momentum": with_momentum}
-                outputs = fused(inputs, attrs)
+                outputs = fused(tensors, scalars, attrs)
                 slots[:] = outputs[1:]
                 variable.assign(outputs[0])
                 continue
+            lr, rho, rest, momentum, epsilon = scalars
             ms = add(mul(slots[0], rho), mul(square(g), rest))
             slots[0] = ms
             if centered:
@@ -179,16 +162,14 @@ class Adagrad(Optimizer):
 
     def _update(self, updates: list[Update], step: int) -> None:
         by_dtype: dict[str, tuple[float | Tensor, ...]] = {}
-        tensors: dict[str, tuple[Tensor, ...]] = {}
         fused = fused_update(APPLY_ADAGRAD)
         for variable, g, slots in updates:
-            (lr,) = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
+            scalars = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
             if fused is not None:
-                lr_t, epsilon = scalar_tensors(tensors, (lr, FLOAT_EPSILON), variable)
-                inputs = {"var": variable, "accum": slots[0], "grad": g, "lr": lr_t, "epsilon": epsilon}
-                new, slots[0] = fused(inputs)
+                new, slots[0] = fused({"var": variable, "accum": slots[0], "grad": g}, (*scalars, FLOAT_EPSILON))
                 variable.assign(new)
                 continue
+            (lr,) = scalars
             accumulator = add(slots[0], square(g))
             slots[0] = accumulator
             variable.assign(sub(variable, mul(div(g, sqrt(add(accumulator, FLOAT_EPSILON))), lr)))

@@ -6,7 +6,7 @@ from typing import Any
 
 from tensorplug._runtime._tensor import Tensor
 from tensorplug.ops import add, mul, sub
-from tensorplug.train._fused import APPLY_GRADIENT_DESCENT, APPLY_MOMENTUM, fused_update, scalar_tensors
+from tensorplug.train._fused import APPLY_GRADIENT_DESCENT, APPLY_MOMENTUM, fused_update
 from tensorplug.train._optimizer import Optimizer, Update, _flag, _non_negative
 
 __all__ = ["SGD", "Momentum"]
@@ -32,15 +32,14 @@ class SGD(Optimizer):
 
     def _update(self, updates: list[Update], step: int) -> None:
         by_dtype: dict[str, tuple[float | Tensor, ...]] = {}
-        tensors: dict[str, tuple[Tensor, ...]] = {}
         fused = fused_update(APPLY_GRADIENT_DESCENT)
         for variable, g, _ in updates:
-            (lr,) = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
+            scalars = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
             if fused is not None:
-                (alpha,) = scalar_tensors(tensors, (lr,), variable)
-                (new,) = fused({"var": variable, "alpha": alpha, "delta": g})
+                (new,) = fused({"var": variable, "delta": g}, scalars)
                 variable.assign(new)
             else:
+                (lr,) = scalars
                 variable.assign(sub(variable, mul(g, lr)))
 
 
@@ -71,16 +70,15 @@ class Momentum(Optimizer):
     def _update(self, updates: list[Update], step: int) -> None:
         by_dtype: dict[str, tuple[float | Tensor, ...]] = {}
         (nesterov,) = self._structure()
-        tensors: dict[str, tuple[Tensor, ...]] = {}
         fused = fused_update(APPLY_MOMENTUM)
         for variable, g, slots in updates:
-            lr, m = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
+            scalars = self._scalars(by_dtype, variable.dtype, step, self._hyper_values)
             if fused is not None:
-                lr_t, m_t = scalar_tensors(tensors, (lr, m), variable)
-                inputs = {"var": variable, "accum": slots[0], "lr": lr_t, "grad": g, "momentum": m_t}
-                new, slots[0] = fused(inputs, {"use_nesterov": nesterov})
+                tensors = {"var": variable, "accum": slots[0], "grad": g}
+                new, slots[0] = fused(tensors, scalars, {"use_nesterov": nesterov})
                 variable.assign(new)
                 continue
+            lr, m = scalars
             accumulation = add(mul(slots[0], m), g)
             slots[0] = accumulation
             direction = add(g, mul(accumulation, m)) if nesterov else accumulation

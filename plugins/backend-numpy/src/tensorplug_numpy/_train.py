@@ -1,7 +1,8 @@
 """The optimizers' fused updates, which the backend offers through ``fused_update`` (``ApplyGradientDescent``,
 ``ApplyMomentum``, ``ApplyAdam``, ``ApplyRMSProp``, ``ApplyAdagrad``; see ``tensorplug.train._fused``): the NumPy
 calls the optimizers' ops would make, in their order, so the same bits, each result written into a buffer the
-update allocated itself. The inputs are never written."""
+update allocated itself. The inputs are never written. ``tp.testing.check_fused_updates`` checks them against each
+optimizer's update rule and the ops (the backend's tests run it case by case)."""
 
 from __future__ import annotations
 
