@@ -21,8 +21,9 @@ import pytest
 import tensorplug as tp
 from tensorplug import BackendSpec, ExporterSpec, GradientSet, GradientSpec, KernelSpec, hookimpl
 from tensorplug._plugins import _loading as loader
+from tensorplug._plugins._guard import Snapshot
 from tensorplug._runtime._engine import engine
-from tensorplug._runtime._registry import LAYER_PLUGIN
+from tensorplug._runtime._registry import LAYER_PLUGIN, REGISTRIES
 
 
 def fn(*args: Any) -> Any:
@@ -148,16 +149,16 @@ def state() -> tuple[Any, ...]:
     """Every entry of every registry (by identity), the backends and the plugins known to the hook manager."""
     stacks = tuple(
         [id(spec) for key in registry.keys() for spec in registry.stack(key)]  # noqa: SIM118
-        for registry in loader._REGISTRIES
+        for registry in REGISTRIES
     )
     return stacks, dict(engine.specs), sorted(name for name, _ in loader.manager.list_name_plugin())
 
 
-def load(module: ModuleType) -> tuple[loader.PluginInfo, list[str]]:
-    info = loader.PluginInfo("case", "tensorplug-malformed-case", "9.9", module.__name__, "loaded")
+def load(module: ModuleType) -> tuple[tp.PluginInfo, list[str]]:
+    info = tp.PluginInfo("case", "tensorplug-malformed-case", "9.9", module.__name__, "loaded")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        loader._load(module, info, LAYER_PLUGIN, 10_000, strict=False, snapshot=loader.Snapshot())
+        loader._load(module, info, LAYER_PLUGIN, 10_000, strict=False, snapshot=Snapshot())
     return info, [str(w.message) for w in caught if issubclass(w.category, tp.PluginWarning)]
 
 

@@ -218,3 +218,68 @@ def test_add_all_stacks_and_reports_as_adding_each_in_turn_would() -> None:
     assert [s.source for s in at_once.stack("B")] == ["p", "later"]
     assert [s.source for s in at_once.stack("C")] == ["p", "q"]
     assert changed == ["A", "B", "C", "C"]
+
+
+# -- one registration front for every kind ----------------------------------------------------------------------------
+
+
+def _writer(request: Any) -> Any:
+    return None
+
+
+def _empty_set() -> list[tp.GradientSpec]:
+    return []
+
+
+KINDS: dict[str, tuple[Any, Any, Any]] = {
+    # kind: (register an entry of that kind, unregister it, the sources of the key's entries)
+    "kernel": (
+        lambda **kw: tp.register_kernel("Add", "numpy", double_add, **kw),
+        lambda: tp.unregister_kernel("Add", "numpy"),
+        lambda: [s.source for s in tp.kernel_stack("Add", "numpy")],
+    ),
+    "gradient": (
+        lambda **kw: tp.register_gradient("Exp", lambda dy, saved, attrs: (dy,), **kw),
+        lambda: tp.unregister_gradient("Exp"),
+        lambda: [s.source for s in tp.gradient_stack("Exp")],
+    ),
+    "gradient set": (
+        lambda **kw: tp.register_gradient_set("front_probe", _empty_set, **kw),
+        lambda: tp.unregister_gradient_set("front_probe"),
+        lambda: [s.source for s in tp.gradient_sets() if s.name == "front_probe"],
+    ),
+    "exporter": (
+        lambda **kw: tp.register_exporter("front_probe", _writer, **kw),
+        lambda: tp.unregister_exporter("front_probe"),
+        lambda: [s.source for s in tp.exporters() if s.format == "front_probe"],
+    ),
+}
+
+
+@pytest.mark.usefixtures("tensorplug_registries")
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_kind_refuses_a_silent_shadowing_and_restores_on_unregister(kind: str) -> None:
+    register, unregister, sources = KINDS[kind]
+    if kind in ("gradient set", "exporter"):  # no entry of the core to shadow: a first one from user code
+        register()
+    before = sources()
+    assert before
+    refusal = rf"^{kind} .* is already registered by \S+; pass override=True to shadow it \(unregistering yours later "
+    with pytest.raises(tp.RegistrationError, match=refusal + r"restores it\)$"):
+        register()
+    register(override=True)
+    assert sources()[-1] == "runtime"
+    unregister()
+    assert sources() == before
+
+
+def test_each_kind_row_names_the_table_the_spec_type_and_the_hook_that_declares_it() -> None:
+    from tensorplug import hookspecs
+    from tensorplug._plugins._front import KINDS
+    from tensorplug._runtime._registry import REGISTRIES
+
+    assert tuple(kind.registry for kind in KINDS) == REGISTRIES  # the order a plugin's rollback restores them in
+    for kind in KINDS:
+        hook = getattr(hookspecs, kind.hook)
+        assert kind.spec.__name__ in str(hook.__annotations__["return"])
+        assert kind.registry.kind.replace(" ", "_") == kind.function

@@ -27,10 +27,10 @@ from tensorplug._autodiff._tape import (
     value_and_grads,
     variable_grads,
 )
-from tensorplug._plugins._exporters import ExporterSpec, exporters, register_exporter, unregister_exporter
-from tensorplug._plugins._loading import PluginInfo, plugins
+from tensorplug._plugins._exporters import exporters, register_exporter, unregister_exporter
+from tensorplug._plugins._loading import plugins
+from tensorplug._plugins._notes import PluginInfo
 from tensorplug._plugins._overrides import (
-    GradientSet,
     gradient_overrides,
     gradient_sets,
     register_gradient_set,
@@ -81,7 +81,7 @@ from tensorplug._runtime._errors import (
     TensorplugError,
     UnsupportedOperationError,
 )
-from tensorplug._runtime._registry import BackendSpec, GradientSpec, KernelSpec
+from tensorplug._runtime._registry import BackendSpec, ExporterSpec, GradientSet, GradientSpec, KernelSpec
 from tensorplug._runtime._state import no_grad
 from tensorplug._runtime._tensor import Tensor
 from tensorplug._runtime._variable import Variable
@@ -164,8 +164,12 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "ExportRequest": ("tensorplug._tracing._export", "ExportRequest"),
 }
 
-if TYPE_CHECKING:  # (not tp.testing: it imports the package; type its names from tensorplug.testing itself)
+if TYPE_CHECKING:
+    from types import ModuleType
+
     from tensorplug import datasets, initializers, train
+
+    testing: ModuleType  # not imported here, as it imports the package: its names are typed in tensorplug.testing
     from tensorplug._inspection._coverage import Coverage, CoverageRow, coverage
     from tensorplug._inspection._debug import debug
     from tensorplug._inspection._memory import memory
@@ -332,7 +336,7 @@ __all__ += ops.__all__
 # tp.time is public but stays out of __all__: `from tensorplug import *` must not shadow the time module.
 
 from tensorplug import gradients as _builtin_gradients  # noqa: E402
-from tensorplug._plugins._loading import _truthy  # noqa: E402
+from tensorplug._plugins._env import _truthy  # noqa: E402
 from tensorplug._plugins._loading import load_plugins as _load_plugins  # noqa: E402
 
 _load_plugins(_builtin_gradients, __version__)

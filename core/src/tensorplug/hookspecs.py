@@ -16,9 +16,7 @@ from collections.abc import Sequence
 
 import pluggy
 
-from tensorplug._plugins._exporters import ExporterSpec
-from tensorplug._plugins._overrides import GradientSet
-from tensorplug._runtime._registry import BackendSpec, GradientSpec, KernelSpec
+from tensorplug._runtime._registry import BackendSpec, ExporterSpec, GradientSet, GradientSpec, KernelSpec
 
 PROJECT = "tensorplug"
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from tensorplug._autodiff._tape import record_gradient
-from tensorplug._plugins._env import BUILTIN
 from tensorplug._runtime._errors import ShapeError, TensorplugError
-from tensorplug._runtime._registry import GradientSpec
+from tensorplug._runtime._registry import BUILTIN, GradientSpec
 from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug.ops import (
     abs,

@@ -16,41 +16,17 @@ what the format makes (an ``onnx.ModelProto``, say), after writing it to ``reque
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from tensorplug._plugins._provenance import caller, loading_here, report
+from tensorplug._plugins import _front
+from tensorplug._plugins._front import EXPORTERS, source_of
+from tensorplug._plugins._provenance import caller
 from tensorplug._runtime._errors import ExportError, RegistrationError
 from tensorplug._runtime._install import pip_install
-from tensorplug._runtime._registry import LAYER_RUNTIME, RUNTIME, LayeredRegistry, exact
+from tensorplug._runtime._registry import ExporterSpec, exact, exporter_registry
 
 # Formats this project ships as plugins: an unknown format names the distribution that adds it.
 SHIPPED_FORMATS: dict[str, str] = {"onnx": "tensorplug-onnx"}
-
-
-@dataclass(frozen=True)
-class ExporterSpec:
-    """A format ``tp.export`` can write: ``format`` names it, ``exporter(request)`` writes it.
-
-    ``exporter`` is a callable or a lazy ``"module:attribute"`` name, imported at the first export in this
-    format; ``description`` is one line for ``tp.exporters()`` and ``tensorplug info``.
-
-    >>> import tensorplug as tp
-    >>> tp.ExporterSpec("onnx", "tensorplug_onnx:export", "ONNX models, opset 18").key
-    'onnx'
-    """
-
-    format: str
-    exporter: Callable[[Any], Any] | str
-    description: str = ""
-    source: str = RUNTIME
-
-    @property
-    def key(self) -> str:
-        return self.format
-
-
-exporter_registry: LayeredRegistry[Any] = LayeredRegistry("exporter")
 
 
 def register_exporter(
@@ -74,44 +50,14 @@ def register_exporter(
     if not (callable(exporter) or isinstance(exporter, str)):
         raise RegistrationError(f"register_exporter({name!r}): exporter must be callable or 'module:attribute'")
     who = caller()
-    source = who.distribution or RUNTIME
-    spec = ExporterSpec(name, exact(exporter), exact(description), source)
-    with exporter_registry.lock:
-        current = exporter_registry.get(name)
-        if current is not None and not override:
-            raise RegistrationError(
-                f"exporter {name!r} is already registered by {current.source}; pass override=True to shadow it "
-                "(unregistering yours later restores it)"
-            )
-        exporter_registry.add(spec, LAYER_RUNTIME)
-    if current is not None and current.source != source and not loading_here():
-        report(
-            "exporter",
-            name,
-            who,
-            current.source,
-            "shadows",
-            f"tensorplug: tp.register_exporter({name!r}, override=True) called from {who.describe()} shadows the "
-            f"exporter {name!r} of {current.source}. Unregistering it brings that one back.",
-        )
+    spec = ExporterSpec(name, exact(exporter), exact(description), source_of(who))
+    _front.register(EXPORTERS, spec, override, who)
     return spec
 
 
 def unregister_exporter(format: str, source: str | None = None) -> ExporterSpec:
     """Remove the active exporter of ``format`` (or the topmost from ``source``); a shadowed one comes back."""
-    name = exact(format)
-    removed: ExporterSpec = exporter_registry.pop(name, source)
-    who = caller()
-    if removed.source != (who.distribution or RUNTIME) and not loading_here():
-        report(
-            "exporter",
-            name,
-            who,
-            removed.source,
-            "removed",
-            f"tensorplug: tp.unregister_exporter({name!r}) called from {who.describe()} removed the exporter "
-            f"{name!r} of {removed.source}.",
-        )
+    removed: ExporterSpec = _front.unregister(EXPORTERS, exact(format), source)
     return removed
 
 
@@ -122,7 +68,7 @@ def exporters() -> list[ExporterSpec]:
     >>> all(isinstance(spec, tp.ExporterSpec) for spec in tp.exporters())
     True
     """
-    return sorted(exporter_registry, key=lambda s: s.format)
+    return _front.listing(EXPORTERS)
 
 
 def find_exporter(format: str, call: str) -> ExporterSpec:

@@ -1,146 +1,89 @@
-"""Plugin discovery: entry points of the group ``tensorplug``, loaded when tensorplug is imported.
+"""The plugin loader: discover the entry points of the group ``tensorplug``, filter them by the environment, and
+load each plugin, all of it or none of it, when tensorplug is imported.
 
-Precedence (lowest first): the core's built-in plugin, then plugins sorted
-by distribution name and then entry-point name, then runtime calls such as
-``tp.register_kernel``. A later registration of the same key shadows the
-earlier one.
+Precedence (lowest first): the core's built-in plugin, then plugins sorted by distribution name and then
+entry-point name, then runtime calls such as ``tp.register_kernel``. A later registration of the same key
+shadows the earlier one.
 
-A plugin fails when its module raises on import or a hook raises (any
-BaseException but KeyboardInterrupt: ``sys.exit()`` included), a hook
-implementation does not match a hookspec (a misspelled hook name
-included), a hook returns something that is not a sequence of valid specs
-(or of more than 10,000 items: a sequence that never ends), it claims a
-backend name that is not its own (see below), it leaves a
-gradient-override, ``no_grad`` or ``tp.debug`` scope open, or it changes
-tensorplug's public API (see ``tensorplug._plugins._guard``). A failed plugin
-is rolled back entirely (its declarations, whatever it registered or
-unregistered through ``tp.register_*`` / ``tp.unregister_*``, the backend it
-made active and those it initialised, and the patches to the public API),
-reported once with a warning naming its distribution, version and error, and
-skipped; the others keep working. A KeyboardInterrupt while plugins load
-takes back every plugin and propagates: importing tensorplug again starts
-afresh.
+A plugin fails when its module raises on import, a spec is malformed (``tensorplug._plugins._specs``) or a guard
+refuses it (``tensorplug._plugins._guard``); it is then rolled back entirely (its declarations, what it
+registered or unregistered directly, the backend it made active, its patches to the public API), reported once
+with a warning naming its distribution, version and error, and skipped. A KeyboardInterrupt while plugins load
+takes back every plugin and propagates. What a plugin registers directly while it loads becomes its own, as if
+declared. docs/plugins.md states the whole contract.
 
-What a plugin registers directly while it loads is its own, as if declared
-by its hooks: the entries carry its distribution as ``source``, sit at its
-rank among the plugins, and shadowing warns as for declarations; a backend
-it makes active is made inactive again, with a warning. Every shadowing that
-warns is also kept in ``tensorplug._plugins._provenance.shadowing`` (shown by
-``tensorplug info``), whatever the warning filters; what a plugin's code
-registers after loading is attributed by ``tensorplug._plugins._provenance``.
+Backend names: the distribution ``tensorplug-<name>`` (names normalized, ``-`` = ``_``) owns the backend
+``<name>``. While the owner is installed (and not excluded by the environment), any other plugin claiming that
+name fails, whatever the load order; a name that no installed distribution owns goes to the first plugin in
+load order that claims it. A plugin may not replace or remove another distribution's backend either.
 
-Backend names: the distribution ``tensorplug-<name>`` (names normalized,
-``-`` = ``_``) owns the backend ``<name>``. While the owner is installed
-(and not excluded by the environment), any other plugin claiming that name
-fails, whatever the load order; a name that no installed distribution owns
-goes to the first plugin in load order that claims it. A plugin may not
-replace or remove another distribution's backend either.
+Once all plugins have loaded (``tensorplug._plugins._notes``): kernels declared for a backend that no plugin
+registers are kept and listed in ``PluginInfo.unknown_backends``; gradients declared for a kernel nobody has,
+with a name close to a known kernel's, warn and are listed in ``PluginInfo.unknown_gradients``; a fallback no
+plugin registers warns.
 
-Once all plugins have loaded (``tensorplug._plugins._notes``): kernels declared
-for a backend that no plugin registers are kept and listed in
-``PluginInfo.unknown_backends``; gradients declared for a kernel nobody has,
-with a name close to a known kernel's, warn and are listed in
-``PluginInfo.unknown_gradients``; a fallback no plugin registers warns.
-
-The pluggy manager, and collecting and adding one plugin's specs, are in
-``tensorplug._plugins._hooks``.
-
-Environment (read before any plugin module is imported):
-
-- ``TENSORPLUG_DISABLE_PLUGIN_AUTOLOAD=1``: load no plugin.
-- ``TENSORPLUG_PLUGINS=a,b``: load only these (entry-point or distribution
-  names); set but empty, it allows none.
-- ``TENSORPLUG_STRICT_PLUGINS=1``: a plugin that fails to load, or an
-  allowlisted name that matches no installed plugin, raises PluginError.
+The environment (``TENSORPLUG_DISABLE_PLUGIN_AUTOLOAD``, ``TENSORPLUG_PLUGINS``, ``TENSORPLUG_STRICT_PLUGINS``)
+is read before any plugin module is imported (``tensorplug._plugins._env``).
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from types import ModuleType
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
+import pluggy
+
+from tensorplug import hookspecs
 from tensorplug._plugins._entry_points import EntryPoint, entry_points, normalize
-from tensorplug._plugins._env import (
-    BUILTIN,
-    ENV_ALLOW,
-    ENV_STRICT,
-    Settings,
-    check_allowlist,
+from tensorplug._plugins._env import ENV_ALLOW, ENV_STRICT, Settings, check_allowlist
+from tensorplug._plugins._front import KINDS
+from tensorplug._plugins._guard import (
+    OWNER_PREFIX,
+    ClaimRefused,
+    PluginProblem,
+    Snapshot,
+    check_claim,
+    declarations,
+    is_plugin_failure,
+    unknown_hooks,
+)
+from tensorplug._plugins._notes import (
+    PluginInfo,
     no_backend_hint,
+    note_missing_fallbacks,
     note_shared_names,
+    note_unknown_backends,
+    note_unknown_gradients,
 )
-from tensorplug._plugins._env import _truthy as _truthy  # (tensorplug/__init__ reads TENSORPLUG_DEBUG with it)
-from tensorplug._plugins._exporters import ExporterSpec, exporter_registry
-from tensorplug._plugins._guard import REGISTRIES, Snapshot
-from tensorplug._plugins._hooks import (
-    HOOKS,
-    _add,
-    _add_all,
-    _backend_remover,
-    _collect,
-    _discarder,
-    _register_hooks,
-    manager,
-)
-from tensorplug._plugins._notes import note_missing_fallbacks, note_unknown_backends, note_unknown_gradients
-from tensorplug._plugins._overrides import GradientSet, gradient_set_registry
 from tensorplug._plugins._provenance import Shadowing, forget_plugins, loading, note_plugin, shadowing
-from tensorplug._plugins._specs import PluginProblem, Spec, check_duplicates, is_plugin_failure, validate
+from tensorplug._plugins._specs import check_duplicates, validate
 from tensorplug._runtime._engine import engine
 from tensorplug._runtime._errors import PluginError, warn
 from tensorplug._runtime._registry import (
+    BUILTIN,
     LAYER_BUILTIN,
     LAYER_PLUGIN,
+    REGISTRIES,
     RUNTIME,
     BackendSpec,
     GradientSpec,
     KernelSpec,
-    gradient_registry,
-    kernel_registry,
+    LayeredRegistry,
 )
 
 ENTRY_POINT_GROUP = "tensorplug"
-OWNER_PREFIX = "tensorplug-"  # the distribution tensorplug-<name> owns the backend <name>
 
-Status = Literal["loaded", "blocked", "failed"]
+# Each hook and the spec type it returns: the backends', then one per kind of registry entry.
+HOOKS: tuple[tuple[str, type[Any]], ...] = (
+    ("tensorplug_backends", BackendSpec),
+    *((kind.hook, kind.spec) for kind in KINDS),
+)
 
-_REGISTRIES = REGISTRIES
-
-
-@dataclass
-class PluginInfo:
-    """What became of one plugin: where it comes from, whether it loaded, what it registered.
-
-    ``unknown_backends`` names the backends its kernels are declared for
-    that no loaded plugin registers (the kernels are kept, and run if such a
-    backend is registered later); ``shares_name_with`` lists the other
-    distributions declaring an entry point of the same name;
-    ``refused_backends`` the backend names it claimed that belong to another
-    distribution (the plugin then failed: see ``error``); ``unknown_gradients``
-    the kernel names its gradients are declared for that no kernel has and
-    that are close to a known kernel's (misspelled, most likely: they warn);
-    ``exporters`` the formats it adds to ``tp.export``.
-    """
-
-    name: str
-    distribution: str
-    version: str
-    module: str
-    status: Status
-    error: str | None = None
-    backends: list[str] = field(default_factory=list)
-    kernels: int = 0
-    gradients: int = 0
-    gradient_sets: list[str] = field(default_factory=list)
-    unknown_backends: list[str] = field(default_factory=list)
-    shares_name_with: list[str] = field(default_factory=list)
-    refused_backends: list[str] = field(default_factory=list)
-    unknown_gradients: list[str] = field(default_factory=list)
-    exporters: list[str] = field(default_factory=list)
-
+manager = pluggy.PluginManager(hookspecs.PROJECT)
+manager.add_hookspecs(hookspecs)
 
 _infos: list[PluginInfo] = []
 _undo: list[Callable[[], Any]] = []  # how to take back every plugin applied so far, in order
@@ -277,30 +220,20 @@ def _apply(
     try:
         _register_hooks(module, plugin_id)
         undo.append(lambda: manager.unregister(name=plugin_id))
-        declared = {kind: _collect(plugin_id, hook_name, kind, layer == LAYER_BUILTIN) for hook_name, kind in HOOKS}
-        backends: list[BackendSpec] = declared[BackendSpec]
-        kernels: list[KernelSpec] = declared[KernelSpec]
-        grads: list[GradientSpec] = declared[GradientSpec]
-        sets: list[GradientSet] = declared[GradientSet]
-        formats: list[ExporterSpec] = declared[ExporterSpec]
-        every: list[Spec] = [*backends, *kernels, *grads, *sets, *formats]
+        backends, *tables = [_collect(plugin_id, hook_name, kind, layer == LAYER_BUILTIN) for hook_name, kind in HOOKS]
+        kernels, grads, sets, formats = tables
         if layer != LAYER_BUILTIN:  # the core's own ~110 specs are checked by its tests, not on every import
+            every = [*backends, *kernels, *grads, *sets, *formats]
             for spec in every:
                 validate(spec)
             check_duplicates(every)
         direct = _adopt(snapshot, info, rank, notes) if snapshot is not None else _Direct([], [], [], [], [])
         for name in [*direct.backends, *(s.name for s in backends)]:
-            _check_claim(name, info)
+            check_claim(name, info.distribution, info.version, _owners, engine.specs)
         for bspec in backends:
             engine.add_backend(replace(bspec, source=info.distribution))
             undo.append(_backend_remover(bspec.name))
-        tables = (
-            (kernel_registry, kernels),
-            (gradient_registry, grads),
-            (gradient_set_registry, sets),
-            (exporter_registry, formats),
-        )
-        for registry, specs in tables:
+        for registry, specs in zip((kind.registry for kind in KINDS), tables, strict=True):
             # (replace, not a copy of __dict__: a spec whose __dict__ was made reads its fields ~3x slower, and the
             # backward pass reads a GradientSpec's at every step)
             added = [replace(spec, source=info.distribution) for spec in specs]
@@ -314,7 +247,7 @@ def _apply(
         if not is_plugin_failure(exc):
             raise
         _fail(info, str(exc) if isinstance(exc, PluginProblem) else f"{type(exc).__name__}: {exc}", strict, exc)
-        if isinstance(exc, _ClaimRefused):
+        if isinstance(exc, ClaimRefused):
             info.refused_backends = [exc.backend]  # _fail cleared what it registered, not what it was refused
         return
     _undo.extend(undo)
@@ -335,7 +268,7 @@ def _apply(
     if layer != LAYER_BUILTIN:
         note_plugin(info.module, info.distribution, info.version)
     info.backends = [*direct.backends, *(s.name for s in backends)]
-    info.kernels, info.gradients = len(kernels) + len(direct.kernels), len(grads) + direct.gradients
+    info.kernels, info.gradients = len(kernels) + len(direct.kernels), len(grads) + len(direct.grads)
     info.gradient_sets = [*direct.gradient_sets, *(s.name for s in sets)]
     info.exporters = [*direct.exporters, *(s.format for s in formats)]
     _kernel_backends[id(info)] = {s.backend_name for s in [*kernels, *direct.kernels]}
@@ -352,45 +285,17 @@ class _Direct(NamedTuple):
     gradient_sets: list[str]
     exporters: list[str]
 
-    @property
-    def gradients(self) -> int:
-        return len(self.grads)
-
 
 def _adopt(snapshot: Snapshot, info: PluginInfo, rank: int, notes: list[Shadowing]) -> _Direct:
     """Make what the plugin registered directly while it loaded (imported, or in a hook) its own.
 
-    Each such entry gets the plugin's distribution as its source and the
-    plugin's rank among the plugins, with the warnings a declaration would
-    give; unregistering another distribution's entry warns too. A plugin
-    may not replace or remove another distribution's backend, leave a
-    gradient-override, no_grad or debug scope open (that would change every
-    later gradient or kernel in this thread), nor change tensorplug's public
-    API (the ``tensorplug`` namespace, ``Tensor``, ``Variable``): it fails,
-    and everything is put back.
+    Each such entry gets the plugin's distribution as its source and the plugin's rank among the plugins, with
+    the warnings a declaration would give; unregistering another distribution's entry warns too. What the
+    guards refuse (:meth:`Snapshot.refusal`) fails the plugin, and everything is put back.
     """
-    scope = snapshot.scopes_left_open()
-    if scope is not None:
-        instead = (
-            "debug mode is the user's to turn on (tp.debug(), TENSORPLUG_DEBUG=1)"
-            if scope == "a tp.debug scope"
-            else "a plugin declares gradient sets (tensorplug_gradient_sets) for users to enable instead"
-        )
-        raise PluginProblem(f"it entered {scope} while loading and left it open; {instead}")
-    patched = snapshot.api_changes()
-    if patched:
-        raise PluginProblem(
-            f"it changed tensorplug's public API while loading ({', '.join(patched)}); they were put back. A plugin "
-            "changes what an op computes by declaring kernels (tensorplug_kernels) and gradients, not by patching"
-        )
-    for name, old in snapshot.backends.items():
-        spec = engine.specs.get(name)
-        if spec is not old and old.source != info.distribution:
-            done = "removed" if spec is None else "replaced"
-            raise PluginProblem(
-                f"it {done} the backend {name!r} of {old.source} while loading; a plugin may not take or remove "
-                "another distribution's backend"
-            )
+    refusal = snapshot.refusal(info.distribution)
+    if refusal is not None:
+        raise PluginProblem(refusal)
     backends = []
     for name, spec in list(engine.specs.items()):
         if spec is not snapshot.backends.get(name) and spec.source == RUNTIME:
@@ -413,7 +318,9 @@ def _adopt(snapshot: Snapshot, info: PluginInfo, rank: int, notes: list[Shadowin
                 continue
             registry.discard(spec)
             owned = replace(spec, source=info.distribution)
-            note = _add(registry, owned, LAYER_PLUGIN, rank)
+            current = registry.top_layer(owned.key)
+            registry.add(owned, LAYER_PLUGIN, rank)
+            note = _shadowing(registry, owned, LAYER_PLUGIN, current)
             if note is not None:
                 notes.append(note)
             mine.append(owned)
@@ -422,29 +329,83 @@ def _adopt(snapshot: Snapshot, info: PluginInfo, rank: int, notes: list[Shadowin
     return _Direct(backends, kernels, grads, [s.name for s in sets], [s.format for s in formats])
 
 
-def _check_claim(name: str, info: PluginInfo) -> None:
-    """Refuse backend ``name`` to the plugin ``info`` unless it owns the name, or the name is free (see the module)."""
-    claimed = f"backend {name!r} claimed by {info.distribution} {info.version} was refused"
-    owner = _owners.get(normalize(name))
-    if owner is not None and normalize(owner) != normalize(info.distribution):
-        raise _ClaimRefused(
-            f"{claimed}: it belongs to {owner} (the distribution {OWNER_PREFIX}<name> owns the backend <name>); "
-            f"use another name, or exclude one of the two with {ENV_ALLOW}",
-            name,
+# -- one plugin's hooks -----------------------------------------------------------------------------------------------
+
+
+def _register_hooks(module: ModuleType, plugin_id: str) -> None:
+    """Register the module with pluggy; refuse (leaving nothing registered) hooks that match no hookspec."""
+    try:
+        manager.register(module, name=plugin_id)
+    except BaseException as exc:  # reading the module's attributes may run plugin code (a module __getattr__)
+        if manager.has_plugin(plugin_id):  # pluggy registers hook by hook: take back the ones it had added
+            manager.unregister(name=plugin_id)
+        if not is_plugin_failure(exc):
+            raise
+        raise PluginProblem(f"invalid hook implementation: {type(exc).__name__}: {exc}") from exc
+    unknown = [caller.name for caller in manager.get_hookcallers(module) or () if not caller.has_spec()]
+    refusal = unknown_hooks(unknown, [name for name, _ in HOOKS])
+    if refusal is not None:
+        manager.unregister(name=plugin_id)
+        raise PluginProblem(refusal)
+
+
+def _collect(plugin_id: str, hook_name: str, kind: type[Any], trusted: bool) -> list[Any]:
+    """Call one plugin's implementation of a hook; check that it returns a sequence of ``kind``."""
+    caller = getattr(manager.hook, hook_name)
+    specs: list[Any] = []
+    for impl in caller.get_hookimpls():
+        if impl.plugin_name == plugin_id:
+            specs += declarations(hook_name, impl.function, kind, trusted)
+    return specs
+
+
+def _backend_remover(name: str) -> Callable[[], None]:
+    def remove() -> None:
+        if name in engine.specs:
+            engine.remove_backend(name)
+
+    return remove
+
+
+def _discarder(registry: LayeredRegistry[Any], specs: list[Any]) -> Callable[[], None]:
+    def discard() -> None:
+        for spec in reversed(specs):
+            registry.discard(spec)
+
+    return discard
+
+
+def _add_all(registry: LayeredRegistry[Any], specs: list[Any], layer: int, rank: int) -> list[Shadowing]:
+    """Add a plugin's declarations of one kind; return the warnings to give for what they shadow."""
+    tops = registry.add_all(specs, layer, rank)
+    notes = []
+    for spec, current in zip(specs, tops, strict=True):
+        note = _shadowing(registry, spec, layer, current)
+        if note is not None:
+            notes.append(note)
+    return notes
+
+
+def _shadowing(
+    registry: LayeredRegistry[Any], spec: Any, layer: int, current: tuple[int, Any] | None
+) -> Shadowing | None:
+    """The warning to give when ``spec`` (just added at ``layer``) shadows ``current``, the key's top before."""
+    if current is None:
+        return None
+    current_layer, current_spec = current
+    if current_spec.source == spec.source:
+        return None
+    if current_layer == layer:
+        message = (
+            f"tensorplug: {registry.kind} {spec.key!r} is registered by both {current_spec.source} and "
+            f"{spec.source}; {spec.source} wins (plugins load in order of distribution name, later ones shadow "
+            f"earlier ones). Exclude one with {ENV_ALLOW} to choose."
         )
-    holder = engine.specs.get(name)
-    if holder is not None and holder.source != info.distribution:
-        raise _ClaimRefused(
-            f"{claimed}: {holder.source} registered it first (no installed distribution "
-            f"{OWNER_PREFIX}{name} owns the name, so the first plugin in load order gets it); exclude one of the two "
-            f"with {ENV_ALLOW}",
-            name,
+    elif not getattr(spec, "override", False):  # a GradientSet has no override flag
+        message = (
+            f"tensorplug: {registry.kind} {spec.key!r} from {spec.source} shadows the one from "
+            f"{current_spec.source}; declare override=True in its spec if that is intended."
         )
-
-
-class _ClaimRefused(PluginProblem):
-    """A plugin claimed a backend name that another distribution owns or registered first."""
-
-    def __init__(self, message: str, backend: str) -> None:
-        super().__init__(message)
-        self.backend = backend
+    else:
+        return None
+    return Shadowing(registry.kind, repr(spec.key), spec.source, current_spec.source, "shadows", message)

@@ -1,19 +1,102 @@
-"""What is said once every plugin has loaded: kernels for backends nobody registers, gradients for kernels nobody
-has (misspelled), and fallbacks nobody registers. See ``tensorplug._plugins._loading``."""
+"""What became of each plugin (:class:`PluginInfo`), and what is said about the plugins as a whole: entry-point
+names that several distributions declare, no backend because the environment kept the plugins out, and, once
+every plugin has loaded, kernels for backends nobody registers, gradients for kernels nobody has (misspelled), and
+fallbacks nobody registers. See ``tensorplug._plugins._loading``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+from dataclasses import dataclass, field
+from typing import Literal
 
-from tensorplug._runtime._engine import engine
+from tensorplug._plugins._entry_points import EntryPoint, normalize
+from tensorplug._plugins._env import ENV_ALLOW, ENV_DISABLE, Settings
+from tensorplug._runtime._engine import INSTALL_HINT, engine
 from tensorplug._runtime._errors import warn
 from tensorplug._runtime._registry import close_kernel_names, kernel_registry
 from tensorplug.kernel_names import CATALOGUE
 
-if TYPE_CHECKING:
-    from tensorplug._plugins._loading import PluginInfo
-
 _CATALOGUE = frozenset(CATALOGUE)
+
+Status = Literal["loaded", "blocked", "failed"]
+
+
+@dataclass
+class PluginInfo:
+    """What became of one plugin: where it comes from, whether it loaded, what it registered.
+
+    ``unknown_backends`` names the backends its kernels are declared for
+    that no loaded plugin registers (the kernels are kept, and run if such a
+    backend is registered later); ``shares_name_with`` lists the other
+    distributions declaring an entry point of the same name;
+    ``refused_backends`` the backend names it claimed that belong to another
+    distribution (the plugin then failed: see ``error``); ``unknown_gradients``
+    the kernel names its gradients are declared for that no kernel has and
+    that are close to a known kernel's (misspelled, most likely: they warn);
+    ``exporters`` the formats it adds to ``tp.export``.
+    """
+
+    name: str
+    distribution: str
+    version: str
+    module: str
+    status: Status
+    error: str | None = None
+    backends: list[str] = field(default_factory=list)
+    kernels: int = 0
+    gradients: int = 0
+    gradient_sets: list[str] = field(default_factory=list)
+    unknown_backends: list[str] = field(default_factory=list)
+    shares_name_with: list[str] = field(default_factory=list)
+    refused_backends: list[str] = field(default_factory=list)
+    unknown_gradients: list[str] = field(default_factory=list)
+    exporters: list[str] = field(default_factory=list)
+
+
+def no_backend_hint(settings: Settings, infos: list[PluginInfo]) -> str | None:
+    """What the first op says when no backend is registered because the environment kept plugins out, or None."""
+    blocked = [f"{info.name} ({info.distribution})" for info in infos if info.status == "blocked"]
+    if engine.specs or (not settings.disabled and not blocked):
+        return None
+    if settings.disabled:
+        why, undo = f"{ENV_DISABLE} is set, so no plugin was loaded", f"unset {ENV_DISABLE}"
+    else:
+        why, undo = f"{ENV_ALLOW}={os.environ.get(ENV_ALLOW, '')!r} does not name them", f"name them in {ENV_ALLOW}"
+    if not blocked:
+        return f"{why}, and none is installed: {INSTALL_HINT}."
+    return (
+        f"{why} (installed and not loaded: {', '.join(blocked)}). To load the installed backends, {undo}; "
+        "or register a backend in this process with tp.register_backend(name, factory)."
+    )
+
+
+def note_shared_names(found: list[EntryPoint], infos: list[PluginInfo], settings: Settings) -> None:
+    """Record entry-point names that several distributions declare, and warn once per name when several load.
+
+    Every such plugin is loaded (unless blocked) and listed: a plugin's
+    identity is its distribution and its name, so none is dropped.
+    """
+    by_name: dict[str, list[PluginInfo]] = {}
+    loading: dict[str, int] = {}
+    for ep, info in zip(found, infos, strict=True):
+        key = normalize(info.name)
+        by_name.setdefault(key, []).append(info)
+        loading[key] = loading.get(key, 0) + (settings.blocks(ep) is None)
+    for key, group in by_name.items():
+        dists = sorted({info.distribution for info in group})
+        if len(dists) < 2:
+            continue
+        for info in group:
+            info.shares_name_with = [d for d in dists if d != info.distribution]
+        if loading[key] < 2:
+            continue
+        listing = ", ".join(f"{info.distribution} {info.version} ({info.module})" for info in group)
+        warn(
+            f"tensorplug: the plugin name {group[0].name!r} is declared by {len(dists)} distributions: {listing}. "
+            f"All of them load; in {ENV_ALLOW} the name {group[0].name!r} selects all of them, a distribution "
+            "name selects one.",
+            stacklevel=3,
+        )
 
 
 def note_missing_fallbacks() -> None:

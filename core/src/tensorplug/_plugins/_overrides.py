@@ -22,21 +22,22 @@ close to a known one unless told ``new_kernel=True``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-from tensorplug._plugins._provenance import caller, loading_here, report
+from tensorplug._plugins import _front
+from tensorplug._plugins._front import GRADIENT_SETS, source_of
+from tensorplug._plugins._provenance import caller
 from tensorplug._runtime._errors import RegistrationError
 from tensorplug._runtime._install import pip_install
 from tensorplug._runtime._registry import (
-    LAYER_RUNTIME,
-    RUNTIME,
     GradFunc,
+    GradientSet,
     GradientSpec,
-    LayeredRegistry,
     close_kernel_names,
     exact,
     gradient_registry,
+    gradient_set_registry,
     kernel_registry,
     resolve,
 )
@@ -45,27 +46,6 @@ from tensorplug.kernel_names import CATALOGUE
 
 SCOPE = "scope"
 
-
-@dataclass(frozen=True)
-class GradientSet:
-    """A named set of gradient overrides, off until enabled with ``tp.use_gradients(name, **params)``.
-
-    ``factory(**params)`` returns the GradientSpecs of the set (it may be a
-    lazy ``"module:attr"`` name); ``params`` make sets such as
-    ``clip(min, max)`` possible.
-    """
-
-    name: str
-    factory: Callable[..., Sequence[GradientSpec]] | str
-    description: str = ""
-    source: str = RUNTIME
-
-    @property
-    def key(self) -> str:
-        return self.name
-
-
-gradient_set_registry: LayeredRegistry[Any] = LayeredRegistry("gradient set")
 
 _CATALOGUE = frozenset(CATALOGUE)
 
@@ -200,50 +180,22 @@ def register_gradient_set(
     """Register a named override set for :func:`use_gradients` from user code.
 
     As for kernels, ``source`` is the distribution of the calling plugin's code when known, and shadowing
-    another distribution's set warns (see ``tensorplug._plugins._registration``).
+    another distribution's set warns (see ``tensorplug._plugins._front``).
     """
-    name = exact(name)
     who = caller()
-    source = who.distribution or RUNTIME
-    current = gradient_set_registry.get(name)
-    if current is not None and not override:
-        raise RegistrationError(
-            f"gradient set {name!r} is already registered by {current.source}; pass override=True to shadow it"
-        )
-    gradient_set_registry.add(GradientSet(name, exact(factory), exact(description), source), LAYER_RUNTIME)
-    if current is not None and current.source != source and not loading_here():
-        report(
-            "gradient set",
-            name,
-            who,
-            current.source,
-            "shadows",
-            f"tensorplug: tp.register_gradient_set({name!r}, override=True) called from {who.describe()} shadows "
-            f"the gradient set {name!r} of {current.source}. Unregistering it brings that one back.",
-        )
+    spec = GradientSet(exact(name), exact(factory), exact(description), source_of(who))
+    _front.register(GRADIENT_SETS, spec, override, who)
 
 
 def unregister_gradient_set(name: str, source: str | None = None) -> GradientSet:
     """Remove the active set named ``name`` (or the topmost from ``source``); a shadowed one comes back."""
-    name = exact(name)
-    removed: GradientSet = gradient_set_registry.pop(name, source)
-    who = caller()
-    if removed.source != (who.distribution or RUNTIME) and not loading_here():
-        report(
-            "gradient set",
-            name,
-            who,
-            removed.source,
-            "removed",
-            f"tensorplug: tp.unregister_gradient_set({name!r}) called from {who.describe()} removed the gradient "
-            f"set {name!r} of {removed.source}.",
-        )
+    removed: GradientSet = _front.unregister(GRADIENT_SETS, exact(name), source)
     return removed
 
 
 def gradient_sets() -> list[GradientSet]:
     """The active gradient set of every name, sorted by name."""
-    return sorted(gradient_set_registry, key=lambda s: s.name)
+    return _front.listing(GRADIENT_SETS)
 
 
 def active_gradient(kernel_name: str) -> GradientSpec | None:

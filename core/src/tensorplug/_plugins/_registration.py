@@ -1,16 +1,7 @@
-"""The public registry API: register, unregister and look up kernels and gradients at run time.
+"""The public registry API for kernels and gradients: register, unregister and look them up at run time.
 
-Runtime registrations sit above every plugin in precedence. Shadowing an
-existing entry must be asked for with ``override=True``; re-registering the
-same function (same module and qualified name, as when a notebook cell runs
-again) replaces it quietly. Unregistering brings back what was shadowed.
-
-Whoever calls them (user code, or a plugin's code running after it loaded),
-a registration records its provenance, computed here once and never at
-dispatch: ``source`` is the distribution of the calling plugin's code when
-a loaded plugin's package is on the stack, else ``"runtime"``. Shadowing
-(``override=True``) or unregistering another distribution's entry always
-warns, naming the calling module, and is kept for ``tensorplug info``.
+Each function is a thin row over the registration front (``tensorplug._plugins._front``), which holds the
+precedence, the explicit overrides and the provenance of every kind.
 """
 
 from __future__ import annotations
@@ -18,93 +9,24 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, overload
 
+from tensorplug._plugins import _front
+from tensorplug._plugins._front import GRADIENTS, KERNELS, source_of
 from tensorplug._plugins._overrides import active_gradient, kernel_name_problem
-from tensorplug._plugins._provenance import Caller, caller, loading_here, report
+from tensorplug._plugins._provenance import caller
 from tensorplug._runtime._absent_kernels import check as check_declared
 from tensorplug._runtime._engine import _call_kernel_hook, engine
 from tensorplug._runtime._errors import RegistrationError
 from tensorplug._runtime._registry import (
-    LAYER_RUNTIME,
-    RUNTIME,
     GradFunc,
     GradientSpec,
     KernelFunc,
     KernelSpec,
-    LayeredRegistry,
     exact,
     gradient_registry,
     kernel_registry,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _qualified(fn: Any) -> tuple[str, str] | None:
-    if isinstance(fn, str):
-        return ("", fn)
-    module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
-    return (module, qualname) if module and qualname else None
-
-
-def _source(who: Caller) -> str:
-    return who.distribution or RUNTIME
-
-
-def _add_runtime(
-    registry: LayeredRegistry[Any],
-    spec: Any,
-    override: bool,
-    fn_attr: str,
-    call: str,
-    who: Caller,
-    prepare: Callable[[], None] | None = None,
-) -> None:
-    """Add ``spec`` at the runtime layer, after ``prepare()`` (a kernel's setup): no other thread can
-    see the entry before it is ready, and nothing is added when ``prepare`` raises. ``call`` is the
-    call as written (for the warning given when it shadows another distribution's entry)."""
-    with registry.lock:
-        current = registry.get(spec.key)
-        replacing = None
-        if current is not None and not override:
-            old_name = _qualified(getattr(current, fn_attr))
-            same = old_name is not None and old_name == _qualified(getattr(spec, fn_attr))
-            if current.source == spec.source and same:
-                replacing = current  # in one step: no other thread may see the key without either
-            else:
-                raise RegistrationError(
-                    f"{registry.kind} {spec.key!r} is already registered by {current.source}; pass override=True "
-                    f"to shadow it (unregistering yours later restores it)"
-                )
-        if prepare is not None:
-            prepare()
-        registry.add(spec, LAYER_RUNTIME, replacing=replacing)
-    if current is not None and current.source != spec.source and not loading_here():
-        # (while a plugin loads, what it registers becomes its own, and warns as its declarations would)
-        report(
-            registry.kind,
-            spec.key,
-            who,
-            current.source,
-            "shadows",
-            f"tensorplug: {call} called from {who.describe()} shadows the {registry.kind} {spec.key!r} of "
-            f"{current.source}. Unregistering it brings that one back; tp.{registry.kind}_stack shows who provides "
-            "what.",
-        )
-
-
-def _removed(registry: LayeredRegistry[Any], spec: Any, call: str, who: Caller) -> None:
-    """Warn and record when ``spec``, just unregistered, was another distribution's."""
-    if spec.source == _source(who) or loading_here():
-        return
-    report(
-        registry.kind,
-        spec.key,
-        who,
-        spec.source,
-        "removed",
-        f"tensorplug: {call} called from {who.describe()} removed the {registry.kind} {spec.key!r} of {spec.source}; "
-        f"what it shadowed, if anything, is active now (tp.{registry.kind}_stack shows who provides what).",
-    )
 
 
 @overload
@@ -150,15 +72,14 @@ def register_kernel(
         if not (callable(fn) or isinstance(fn, str)):
             raise RegistrationError(f"register_kernel({name!r}, {backend_name!r}): kernel must be callable")
         who = caller()
-        spec = KernelSpec(name, backend_name, exact(fn), setup, dispose, override, _source(who))
+        spec = KernelSpec(name, backend_name, exact(fn), setup, dispose, override, source_of(who))
 
         def set_up() -> None:  # on a backend already initialised, before the kernel can be dispatched
             backend = engine.instances.get(backend_name)
             if backend is not None and setup is not None:
                 _call_kernel_hook(spec, "setup", backend)
 
-        call = f"tp.register_kernel({name!r}, {backend_name!r}, override=True)"
-        _add_runtime(kernel_registry, spec, override, "kernel", call, who, set_up)
+        _front.register(KERNELS, spec, override, who, set_up)
         return fn
 
     return register if kernel is None else register(kernel)
@@ -167,8 +88,7 @@ def register_kernel(
 def unregister_kernel(kernel_name: str, backend_name: str, source: str | None = None) -> KernelSpec:
     """Remove the active kernel for the key (or the topmost from ``source``); what it shadowed comes back."""
     kernel_name, backend_name = exact(kernel_name), exact(backend_name)
-    spec = kernel_registry.pop((kernel_name, backend_name), source)
-    _removed(kernel_registry, spec, f"tp.unregister_kernel({kernel_name!r}, {backend_name!r})", caller())
+    spec: KernelSpec = _front.unregister(KERNELS, (kernel_name, backend_name), source)
     backend = engine.instances.get(backend_name)
     if backend is not None and spec.dispose is not None:
         _call_kernel_hook(spec, "dispose", backend)
@@ -195,7 +115,7 @@ def kernels_for_backend(backend_name: str) -> list[KernelSpec]:
     """
     if backend_name in engine.instances:
         check_declared(backend_name)
-    return sorted((s for s in kernel_registry if s.backend_name == backend_name), key=lambda s: s.kernel_name)
+    return _front.listing(KERNELS, lambda spec: spec.backend_name == backend_name)
 
 
 _DECORATOR: Any = object()  # register_gradient(name) with no grad: used as a decorator
@@ -264,8 +184,8 @@ def register_gradient(
             raise RegistrationError(f"register_gradient({name!r}): {problem}")
         who = caller()
         saved = tuple(exact(n) for n in inputs_to_save)
-        spec = GradientSpec(name, exact(fn), saved, tuple(int(i) for i in outputs_to_save), override, _source(who))
-        _add_runtime(gradient_registry, spec, override, "grad", f"tp.register_gradient({name!r}, override=True)", who)
+        spec = GradientSpec(name, exact(fn), saved, tuple(int(i) for i in outputs_to_save), override, source_of(who))
+        _front.register(GRADIENTS, spec, override, who)
         return fn
 
     return register if grad is _DECORATOR else register(grad)
@@ -274,8 +194,7 @@ def register_gradient(
 def unregister_gradient(kernel_name: str, source: str | None = None) -> GradientSpec:
     """Remove the active gradient of ``kernel_name`` (or the topmost from ``source``); the shadowed one returns."""
     kernel_name = exact(kernel_name)
-    spec = gradient_registry.pop(kernel_name, source)
-    _removed(gradient_registry, spec, f"tp.unregister_gradient({kernel_name!r})", caller())
+    spec: GradientSpec = _front.unregister(GRADIENTS, kernel_name, source)
     return spec
 
 

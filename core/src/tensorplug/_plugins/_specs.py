@@ -1,79 +1,16 @@
-"""What a plugin declares: a hook's result read (boundedly) into specs, their names made exact, every field checked.
-
-A hook returns a sequence of specs; one that never ends (or holds more than
-:data:`MAX_DECLARATIONS` items) fails the plugin rather than hanging
-``import tensorplug``. Names that are instances of a ``str`` subclass
-become exact strs of the same characters before anything uses them as
-registry keys (a subclass may redefine ``__eq__``/``__hash__`` to pass for
-another name). Each problem raises :class:`PluginProblem`, whose message
-names the spec and the field.
+"""What a plugin declares, checked field by field: each problem raises :class:`PluginProblem`, whose message
+names the spec and the field. (Reading a hook's result into specs is a guard: ``tensorplug._plugins._guard``.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
-from itertools import islice
-from typing import Any
+from collections.abc import Hashable
 
-from tensorplug._plugins._exporters import ExporterSpec
-from tensorplug._plugins._overrides import GradientSet
-from tensorplug._runtime._registry import BackendSpec, GradientSpec, KernelSpec, exact_names
+from tensorplug._plugins._guard import PluginProblem
+from tensorplug._runtime._registry import BackendSpec, ExporterSpec, GradientSet, GradientSpec, KernelSpec
 from tensorplug.kernel_names import CATALOGUE
 
 Spec = BackendSpec | KernelSpec | GradientSpec | GradientSet | ExporterSpec
-MAX_DECLARATIONS = 10_000  # per hook and plugin: far above any backend's kernel count
-
-
-class PluginProblem(Exception):
-    """A plugin broke the hook contract; the message says how, and needs no exception type in front."""
-
-
-def is_plugin_failure(exc: BaseException) -> bool:
-    """Whether ``exc``, raised by a plugin's code, is that plugin's failure (reported, rolled back, skipped):
-    anything but a KeyboardInterrupt, which is the user's and propagates. So ``sys.exit()`` in a plugin, a
-    library's own BaseException subclass and a stray GeneratorExit all fail that plugin alone."""
-    return not isinstance(exc, KeyboardInterrupt)
-
-
-def declarations(hook_name: str, call: Callable[[], Any], kind: type[Any], trusted: bool = False) -> list[Any]:
-    """Call one hook implementation and read what it returns: a sequence of ``kind`` (None: nothing).
-
-    ``trusted`` (the core's own plugin) skips making names exact.
-    """
-    try:
-        result = call()
-    except BaseException as exc:
-        if not is_plugin_failure(exc):
-            raise
-        raise PluginProblem(f"{hook_name}() raised {type(exc).__name__}: {exc}") from exc
-    if result is None:
-        return []
-    if not isinstance(result, Sequence) or isinstance(result, str | bytes):
-        raise PluginProblem(
-            f"{hook_name}() must return a list of {kind.__name__}, got {type(result).__name__} ({result!r:.80})"
-        )
-    try:
-        items = list(islice(result, MAX_DECLARATIONS + 1))  # never len(): a sequence may lie about its length
-    except BaseException as exc:
-        if not is_plugin_failure(exc):
-            raise
-        raise PluginProblem(
-            f"iterating what {hook_name}() returned (a {type(result).__name__}) raised {type(exc).__name__}: {exc}"
-        ) from exc
-    if len(items) > MAX_DECLARATIONS:
-        raise PluginProblem(
-            f"{hook_name}() returned a {type(result).__name__} of more than {MAX_DECLARATIONS} items (one that "
-            "never ends?); return a list holding each declaration once"
-        )
-    specs = []
-    for index, item in enumerate(items):
-        if not isinstance(item, kind):
-            raise PluginProblem(
-                f"{hook_name}() returned a {type(item).__name__} at index {index} ({item!r:.80}); "
-                f"expected {kind.__name__}"
-            )
-        specs.append(item if trusted else exact_names(item))
-    return specs
 
 
 _CANONICAL = {name.lower(): name for name in CATALOGUE}

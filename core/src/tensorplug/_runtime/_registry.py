@@ -4,7 +4,8 @@ Registry entries are frozen dataclasses. Every key keeps a stack of entries
 ordered by precedence: the built-in layer, then plugins in load order, then
 runtime registrations. The top of the stack is active; unregistering it
 brings the one below back. Each entry records the distribution that
-registered it (``"runtime"`` for calls from user code).
+registered it (``"tensorplug"`` for the core's own, ``"runtime"`` for calls from user code).
+The four tables (kernels, gradients, gradient sets, exporters) are here; the backends are the engine's.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typing import Any, Generic, NamedTuple, TypeVar
 
 from tensorplug._runtime._errors import RegistrationError
 
-RUNTIME = "runtime"
+RUNTIME = "runtime"  # the source of a registration made by user code
+BUILTIN = "tensorplug"  # the source of the core's own entries, registered through the hooks as a plugin's
 
 # Precedence layers, lowest first.
 LAYER_BUILTIN = 0
@@ -126,6 +128,47 @@ class GradientSpec:
     @property
     def key(self) -> str:
         return self.kernel_name
+
+
+@dataclass(frozen=True)
+class GradientSet:
+    """A named set of gradient overrides, off until enabled with ``tp.use_gradients(name, **params)``.
+
+    ``factory(**params)`` returns the GradientSpecs of the set (it may be a
+    lazy ``"module:attr"`` name); ``params`` make sets such as
+    ``clip(min, max)`` possible.
+    """
+
+    name: str
+    factory: Callable[..., Sequence[GradientSpec]] | str
+    description: str = ""
+    source: str = RUNTIME
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class ExporterSpec:
+    """A format ``tp.export`` can write: ``format`` names it, ``exporter(request)`` writes it.
+
+    ``exporter`` is a callable or a lazy ``"module:attribute"`` name, imported at the first export in this
+    format; ``description`` is one line for ``tp.exporters()`` and ``tensorplug info``.
+
+    >>> import tensorplug as tp
+    >>> tp.ExporterSpec("onnx", "tensorplug_onnx:export", "ONNX models, opset 18").key
+    'onnx'
+    """
+
+    format: str
+    exporter: Callable[[Any], Any] | str
+    description: str = ""
+    source: str = RUNTIME
+
+    @property
+    def key(self) -> str:
+        return self.format
 
 
 S = TypeVar("S", KernelSpec, GradientSpec)
@@ -296,6 +339,14 @@ class LayeredRegistry(Generic[S]):
 
 kernel_registry: LayeredRegistry[KernelSpec] = LayeredRegistry("kernel")
 gradient_registry: LayeredRegistry[GradientSpec] = LayeredRegistry("gradient")
+gradient_set_registry: LayeredRegistry[Any] = LayeredRegistry("gradient set")  # of GradientSet
+exporter_registry: LayeredRegistry[Any] = LayeredRegistry("exporter")  # of ExporterSpec
+REGISTRIES: tuple[LayeredRegistry[Any], ...] = (
+    kernel_registry,
+    gradient_registry,
+    gradient_set_registry,
+    exporter_registry,
+)
 
 
 def close_kernel_names(name: str, known: set[str]) -> list[str]:

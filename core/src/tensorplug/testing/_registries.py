@@ -24,7 +24,9 @@ def restored_registries() -> Iterator[None]:
     >>> tp.get_kernel("Twice", "numpy") is None
     True
     """
-    from tensorplug._plugins._guard import REGISTRIES  # the registries a failed plugin's rollback restores
+    from tensorplug._runtime._registry import (
+        REGISTRIES,  # every registry table (a failed plugin's rollback restores them)
+    )
 
     saved = [(registry, registry.snapshot()) for registry in REGISTRIES]
     try:
