@@ -320,7 +320,7 @@ __all__ = [
     "save",
     "set_backend",
     "stop_gradient",
-    "testing",  # noqa: F405  (loaded on first use; not imported for type checkers: it imports the package)
+    "testing",
     "train",
     "unregister_exporter",
     "unregister_gradient",
