@@ -185,3 +185,57 @@ def test_a_string_made_upward_import_is_caught(source: str) -> None:
     upward = upward_string_imports({"tensorplug._autodiff._probe": source})
     assert len(upward) == 1
     assert upward[0][1].startswith("tensorplug._tracing")
+
+
+def handed_strings(name: str, source: str) -> set[tuple[str, str]]:
+    """(receiver, named) for each string naming a core module that module ``name`` hands to a function of another
+    core module (``_backward.replay_gradients_with("tensorplug._tracing._x")``): the receiver imports it."""
+    tree = ast.parse(source)
+    bound: dict[str, str] = {}  # a name the module binds by import -> the core module it comes from
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom | ast.Import):
+            targets = imports_of(name, False, ast.unparse(node))
+            for alias in node.names:
+                for target in targets:
+                    if target.endswith(f".{alias.name}") or len(targets) == 1:
+                        bound[alias.asname or alias.name] = target
+    handed = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        callee = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else None
+        callee = func.id if isinstance(func, ast.Name) else callee
+        receiver = bound.get(callee or "")
+        if receiver is None:
+            continue
+        for arg in [*node.args, *(k.value for k in node.keywords)]:
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                handed.update((receiver, named) for named in string_imports(f"x = {arg.value!r}\n"))
+    return handed
+
+
+def test_no_module_hands_a_lower_layer_the_name_of_a_higher_one() -> None:
+    rank = {layer: i for i, layer in enumerate(LAYERS)}
+    upward = []
+    for path in core_modules():
+        parts = list(path.relative_to(REPO / "core" / "src").with_suffix("").parts)
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        for receiver, named in sorted(handed_strings(name, path.read_text())):
+            low, high = place(receiver), place(named)
+            if low is not None and high is not None and rank[LAYER_OF[high]] > rank[LAYER_OF[low]]:
+                upward.append((name, receiver, named))
+    assert not upward, (
+        f"these modules hand a lower layer the name of a higher one to import (module, receiver, named): {upward}; "
+        "hand it the function or object instead, or let the higher module plug itself in when it is imported"
+    )
+
+
+def test_a_name_handed_down_is_caught() -> None:
+    source = (
+        "from tensorplug._autodiff import _backward\n"
+        "_backward.replay_gradients_with('tensorplug._tracing._gradient_programs')\n"
+    )
+    assert handed_strings("tensorplug", source) == {
+        ("tensorplug._autodiff._backward", "tensorplug._tracing._gradient_programs")
+    }

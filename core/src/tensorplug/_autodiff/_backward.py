@@ -15,7 +15,7 @@ from tensorplug._runtime._observe import everywhere, gradient_made
 from tensorplug._runtime._registry import GradientSpec, gradient_registry, resolve
 from tensorplug._runtime._state import Record, Tape, no_grad, state
 from tensorplug._runtime._tensor import Tensor, describe, wrap_call
-from tensorplug.ops import add, ones_like, zeros_like
+from tensorplug.ops import add, ones_like, tensor, zeros_like
 
 
 class _Scope:
@@ -159,8 +159,8 @@ def call_gradient(record: Record, spec: GradientSpec, dy: Any, saved: tuple[Any,
 
 
 class GradientPrograms(Protocol):
-    """What eager backprop asks of the gradient programs (``tensorplug._tracing._gradient_programs``, which the
-    package plugs in): the whole backward pass of a tape from one program, or one record's gradients."""
+    """What eager backprop asks of the gradient programs (tp.function's tracing layer has them; the package
+    plugs them in): the whole backward pass of a tape from one program, or one record's gradients."""
 
     def replay_backward(self, records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: Tensor) -> Any:
         """The gradients of ``y`` with respect to each of ``xs`` (None where none flows), from the records of a
@@ -172,14 +172,17 @@ class GradientPrograms(Protocol):
         record's gradient is to be called as written."""
 
 
-_programs: GradientPrograms | str | None = None
+_programs: GradientPrograms | None = None
+_load_programs: Callable[[], GradientPrograms] | None = None
 
 
-def replay_gradients_with(programs: GradientPrograms | str | None) -> None:
-    """Let ``programs`` (or the name of a module that is one, imported at the first backprop) serve the
-    first-order, unobserved backward passes and steps it can; None: every gradient is called as written."""
-    global _programs
-    _programs = programs
+def replay_gradients_with(load: Callable[[], GradientPrograms] | None) -> None:
+    """Let the gradient programs that ``load()`` gives (called once, at the first backprop that can use them)
+    serve the first-order, unobserved backward passes and steps they can; None: every gradient is called as
+    written."""
+    global _programs, _load_programs
+    _programs = None
+    _load_programs = load
 
 
 def _gradient_programs() -> GradientPrograms | None:
@@ -188,11 +191,8 @@ def _gradient_programs() -> GradientPrograms | None:
     global _programs
     if state.tape is not None or state.observers is not None or everywhere:
         return None
-    if isinstance(_programs, str):
-        import importlib
-
-        _programs = importlib.import_module(_programs)
-    assert not isinstance(_programs, str)
+    if _programs is None and _load_programs is not None:
+        _programs = _load_programs()
     return _programs
 
 
@@ -302,8 +302,6 @@ def _seed(y: Any, dy: Any, fname: str) -> tuple[Tensor, Tensor]:
         with no_grad():  # the seed is a constant: recording it would only send zeros back
             return y, ones_like(y)
     if not isinstance(dy, Tensor):
-        from tensorplug.ops import tensor
-
         dy = tensor(dy, y.dtype)
     if dy.shape != y.shape:
         raise GradientError(f"{fname}: dy is {describe(dy)} but f's output is {describe(y)}; their shapes must match")

@@ -33,6 +33,7 @@ from tensorplug._runtime._registry import GradientSpec
 from tensorplug._runtime._state import no_grad, state
 from tensorplug._runtime._tensor import Tensor, describe, wrap_call
 from tensorplug._runtime._variable import Variable, live_variables
+from tensorplug.ops import tensor
 
 __all__ = [
     "grad",
@@ -221,8 +222,6 @@ def variable_grads(
 
 def stop_gradient(x: Tensor) -> Tensor:
     """The same values, seen by autodiff as a constant (no gradient flows through it)."""
-    from tensorplug.ops import tensor
-
     return tensor(x)
 
 

@@ -68,7 +68,8 @@ def info(args: argparse.Namespace) -> int:
 
 
 def _demo_arguments(parser: argparse.ArgumentParser) -> None:
-    from tensorplug._tools._demo import Settings, loss_text
+    from tensorplug._tools._demo import loss_text
+    from tensorplug._tools._demo_model import Settings
 
     defaults = Settings()
     parser.description = (

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 import tensorplug as tp
 from tensorplug._runtime._install import pip_install
-
-if TYPE_CHECKING:
-    from tensorplug._tools._demo import MLP, Settings
+from tensorplug._tools._demo_model import MLP, Settings, split
 
 DISTRIBUTION = "tensorplug-onnx"
 
@@ -42,8 +40,6 @@ def predictor(model: MLP) -> Callable[[tp.Tensor], dict[str, tp.Tensor]]:
 
 def held_out(settings: Settings) -> tuple[np.ndarray, np.ndarray]:
     """The held-out images (float32, scaled as in training) and labels of the demo's split."""
-    from tensorplug._tools._demo import split
-
     images, labels = tp.datasets.load_digits()
     _, test_rows = split(labels, settings.held_out, settings.seed)
     return (images[test_rows] / 16.0).astype(np.float32), labels[test_rows].astype(np.int32)

@@ -25,7 +25,7 @@ program traced while one happened is not kept. Attrs are keyed as ``tp.function`
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tensorplug._autodiff._backward import _backprop, call_gradient, saved_values
@@ -246,7 +246,7 @@ def _untraced(t: Tensor) -> Tensor:
 # -- the whole backward pass of a tape ---------------------------------------------------------------------------
 
 
-def replay_backward(records: list[Record], xs: list[Tensor], y: Tensor, dy: Tensor) -> list[Tensor | None] | None:
+def replay_backward(records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: Tensor) -> list[Tensor | None] | None:
     """The gradients of ``y`` with respect to each of ``xs`` from one program for the whole backward pass of a
     tape that watched ``xs`` only (traced at the second sighting of its signature: each record's gradient spec
     and attrs, which tensor each input is, every tensor's shape and dtype); None when it is to be walked record

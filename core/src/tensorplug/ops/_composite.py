@@ -12,6 +12,7 @@ from tensorplug.ops._binary import add, div, mul, pow, sub, where
 from tensorplug.ops._convert import as_tensor
 from tensorplug.ops._random import random_uniform
 from tensorplug.ops._reduction import max, min, sum
+from tensorplug.ops._shape import reshape
 from tensorplug.ops._shapes import normalize_axes, normalize_shape
 from tensorplug.ops._unary import abs, sqrt, square
 
@@ -103,8 +104,6 @@ def _vector_norm(t: Tensor, ord: float | str, axes: tuple[int, ...], keepdims: b
 def _squeeze_axes(t: Tensor, axes: tuple[int, ...], keepdims: bool) -> Tensor:
     if keepdims:
         return t
-    from tensorplug.ops._shape import reshape
-
     return reshape(t, tuple(d for i, d in enumerate(t.shape) if i not in axes))
 
 

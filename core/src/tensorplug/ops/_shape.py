@@ -17,6 +17,8 @@ from tensorplug.ops._args import check_indices, check_numeric, dispatch_several,
 from tensorplug.ops._binary import add, mul
 from tensorplug.ops._checked import Site, unary
 from tensorplug.ops._convert import as_tensor, cast, check_storable, run_declared
+from tensorplug.ops._indexing import concat
+from tensorplug.ops._reduction import sum as sum_
 from tensorplug.ops._shapes import broadcast_shapes, normalize_axes, normalize_shape
 
 __all__ = [
@@ -128,8 +130,6 @@ def sum_to_shape(dy: Tensor, shape: tuple[int, ...]) -> Tensor:
     dy_shape = tuple(dy._data.shape)
     if dy_shape == shape:
         return dy
-    from tensorplug.ops._reduction import sum as sum_
-
     lead = len(dy_shape) - len(shape)
     if lead < 0 or any(d != 1 and d != e for d, e in zip(shape, dy_shape[lead:], strict=True)):
         raise ShapeError(f"sum_to_shape: {describe(dy)} is not a broadcast of shape {tuple(shape)}")
@@ -289,8 +289,6 @@ def linspace(start: float, stop: float, num: int) -> Tensor:
     last = scalar_of("linspace", "stop", stop, _dtypes.float64)
     if n == 1:
         return fill((1,), first, _dtypes.float32)
-    from tensorplug.ops._indexing import concat  # (ops._indexing builds on this module)
-
     # start + i * step computed in float64 (in float32 on a backend that cannot store float64) and rounded
     # once; the last value is exactly ``stop``.
     step = (last - first) / (n - 1)

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tensorplug.testing._case import Case, NotApplicable, _has_subnormal, b8, f32, f64, i32, i64
+from tensorplug.testing._contract import check_contract
+from tensorplug.testing._traced import run_traced
 
 if TYPE_CHECKING:
     from tensorplug._runtime._backend import Backend
@@ -140,30 +142,6 @@ def core_gradients() -> Iterator[None]:
         yield
 
 
-def check_contract(backend: Backend | None = None) -> None:
-    """Raise AssertionError if ``backend`` (the active one by default) still defines a method removed from the
-    backend contract, which the core would never call: the message names each, the version that removed it,
-    and what replaced it.
-
-    >>> import tensorplug as tp
-    >>> class Old(tp.Backend):
-    ...     name = "old"
-    ...     def lower(self, program): return None
-    >>> try:
-    ...     check_contract(Old())
-    ... except AssertionError as exc:
-    ...     print(str(exc).partition(", so")[0])
-    backend 'old' defines lower(program), which the backend contract no longer has (removed in tensorplug 0.1.0)
-    """
-    import tensorplug as tp
-    from tensorplug._runtime._contract import removed_methods
-
-    backend = tp.backend() if backend is None else backend
-    problems = [removed.message(backend.name) for removed in removed_methods(backend)]
-    if problems:
-        raise AssertionError("; and ".join(problems))
-
-
 def run_case(case: Case, *, gradients: str = "core", traced: bool = False) -> int:
     """Run one case on the active backend; raise AssertionError (naming the case) when it fails.
 
@@ -192,8 +170,6 @@ def run_case(case: Case, *, gradients: str = "core", traced: bool = False) -> in
     scope = core_gradients() if gradients == "core" else contextlib.nullcontext()
     with scope:
         if traced:
-            from tensorplug.testing._traced import run_traced
-
             return run_traced(case, [_to_tensors(v) for v in case.inputs])
         _run(case, backend)
     return 0

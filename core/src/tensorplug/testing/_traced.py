@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tensorplug.testing._contract import check_contract
+
 if TYPE_CHECKING:
     from tensorplug.testing._case import Case
 
@@ -36,7 +38,6 @@ def run_traced(case: Case, args: list[Any]) -> int:
     Returns the largest difference, in units in the last place, accepted between a compiled replay and eager
     (0 when every replay gave eager's bits)."""
     import tensorplug as tp
-    from tensorplug.testing._conformance import check_contract
 
     try:
         check_contract()

@@ -16,13 +16,13 @@ from typing import Any, ClassVar
 
 from tensorplug._autodiff._tape import variable_grads
 from tensorplug._runtime._dtypes import is_floating
-from tensorplug._runtime._errors import DTypeError, ShapeError, TensorplugError
+from tensorplug._runtime._errors import DTypeError, ShapeError
 from tensorplug._runtime._lazy import persist_lazy
 from tensorplug._runtime._state import no_grad, state
 from tensorplug._runtime._tensor import Tensor, describe, wrap_storage
 from tensorplug._runtime._variable import Variable, live_variables
 from tensorplug.ops import tensor, zeros_like
-from tensorplug.train._state import OptimizerState, check_state, commit_state, snapshot
+from tensorplug.train._state import OptimizerError, OptimizerState, check_state, commit_state, snapshot
 
 __all__ = ["FLOAT_EPSILON", "GradientMap", "Optimizer", "OptimizerError", "Update"]
 
@@ -34,10 +34,6 @@ GradientMap = Mapping[str, Tensor | None] | Mapping[Variable, Tensor | None] | M
 
 Update = tuple[Variable, Tensor, list[Tensor]]
 """One variable's share of a step: the variable, its gradient, and its slots (replaced in the list by the update)."""
-
-
-class OptimizerError(TensorplugError, ValueError):
-    """An optimizer got a bad hyper-parameter, or gradients it cannot apply."""
 
 
 class Optimizer:

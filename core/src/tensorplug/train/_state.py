@@ -5,18 +5,45 @@ Checkpoints (``tp.save`` / ``tp.restore``) are built on these; they can also cop
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, ClassVar, Protocol, TypeVar
 
+from tensorplug._runtime._errors import TensorplugError
 from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug._runtime._variable import Variable
 from tensorplug.ops import tensor
 
-if TYPE_CHECKING:
-    from tensorplug.train._optimizer import Optimizer
+__all__ = ["OptimizerError", "OptimizerState", "check_state", "commit_state", "snapshot"]
 
-__all__ = ["OptimizerState", "check_state", "commit_state", "snapshot"]
+
+class OptimizerError(TensorplugError, ValueError):
+    """An optimizer got a bad hyper-parameter, or gradients it cannot apply."""
+
+
+class Stateful(Protocol):
+    """What this module reads of an optimizer (``tensorplug.train.Optimizer`` is one)."""
+
+    slot_names: tuple[str, ...]
+    _hyper_parameters: ClassVar[tuple[str, ...]]
+    _iterations: int
+    _state: dict[int, tuple[weakref.ref[Variable], list[Variable]]]
+    _lock: threading.Lock
+
+    def __init__(self, **config: Any) -> None: ...
+
+    def get_config(self) -> dict[str, Any]: ...
+
+    def _init_slots(self, variable: Variable) -> list[Tensor]: ...
+
+    def _remember(self, variable: Variable, slots: list[Tensor]) -> list[Variable]: ...
+
+    def _check_gradient(self, variable: Variable, g: object, what: str = ..., where: str = ...) -> None: ...
+
+
+Opt = TypeVar("Opt", bound=Stateful)
 
 
 @dataclass(frozen=True)
@@ -49,7 +76,7 @@ class OptimizerState:
     slots: tuple[tuple[Variable, Mapping[str, Tensor]], ...]
 
 
-def snapshot(optimizer: Optimizer) -> OptimizerState:
+def snapshot(optimizer: Stateful) -> OptimizerState:
     """The optimizer's state now (its slots as tensors sharing the slot variables' current storage)."""
     with optimizer._lock:
         entries = [(ref(), slots) for ref, slots in list(optimizer._state.values())]
@@ -63,11 +90,9 @@ def snapshot(optimizer: Optimizer) -> OptimizerState:
     return OptimizerState(type(optimizer).__name__, iterations, optimizer.get_config(), slots)
 
 
-def check_state(optimizer: Optimizer, state: object) -> Optimizer:
+def check_state(optimizer: Opt, state: object) -> Opt:
     """Check that ``state`` fits ``optimizer`` (raise OptimizerError saying what does not); return a new optimizer
     of the same class made from the state's hyper-parameters (checked as the constructor checks them)."""
-    from tensorplug.train._optimizer import OptimizerError
-
     name = type(optimizer).__name__
     where = f"{name}.load_state()"
     if not isinstance(state, OptimizerState):
@@ -119,7 +144,7 @@ def check_state(optimizer: Optimizer, state: object) -> Optimizer:
     return template
 
 
-def commit_state(optimizer: Optimizer, state: OptimizerState, template: Optimizer) -> None:
+def commit_state(optimizer: Stateful, state: OptimizerState, template: Stateful) -> None:
     """Give ``optimizer`` the checked ``state`` (``template``: what ``check_state`` returned).
 
     A variable keeps its slot Variables, given the new values, so that a ``tp.function`` that traced a step

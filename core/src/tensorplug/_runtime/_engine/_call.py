@@ -30,7 +30,6 @@ from tensorplug._runtime._engine._backends import FallbackKernel
 from tensorplug._runtime._engine._backends import engine as engine
 from tensorplug._runtime._errors import KernelError, TensorplugError
 from tensorplug._runtime._observe import ObservedKernel
-from tensorplug._runtime._registry import resolve
 from tensorplug._runtime._state import Tape
 from tensorplug._runtime._tensor import Tensor, describe, wrap_call, wrap_storage
 from tensorplug.kernel_names import CATALOGUE
@@ -107,12 +106,11 @@ def failure(
 # -- the order a record keeps its inputs in ------------------------------------------------------------------
 
 _declared_orders: dict[str, tuple[str, ...] | None] = {}
-_input_orders: Callable[[str], tuple[str, ...] | None] | str | None = None
+_input_orders: Callable[[str], tuple[str, ...] | None] | None = None
 
 
-def input_orders_from(orders: Callable[[str], tuple[str, ...] | None] | str | None) -> None:
-    """Let ``orders(kernel_name)`` (or the ``"module:attr"`` that is it, imported the first time a core kernel of
-    several inputs is recorded) give the order in which a core kernel declares its inputs (None: it declares
+def input_orders_from(orders: Callable[[str], tuple[str, ...] | None] | None) -> None:
+    """Let ``orders(kernel_name)`` give the order in which a core kernel declares its inputs (None: it declares
     none); the package plugs in the kernel reference's."""
     global _input_orders
     _input_orders = orders
@@ -133,10 +131,6 @@ def recorded_inputs(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _declared_order(name: str) -> tuple[str, ...] | None:
-    global _input_orders
     if _input_orders is None or name not in CATALOGUE:
         return None
-    if isinstance(_input_orders, str):
-        _input_orders = resolve(_input_orders, "the kernels' input orders")
-    assert callable(_input_orders)
     return _input_orders(name)
