@@ -27,7 +27,6 @@ from tensorplug._runtime._errors import KernelError
 
 if TYPE_CHECKING:
     from tensorplug._runtime._backend import Backend
-    from tensorplug._runtime._variable import Variable
 
 __all__ = ["Assign", "Constant", "HostInput", "Program", "Replay", "Step", "StepLowering", "TensorSpec"]
 
@@ -187,7 +186,8 @@ class Program:
     name: str
     backend: Backend
     arguments: tuple[int, ...]
-    variables: tuple[weakref.ref[Variable], ...]
+    variables: tuple[weakref.ref[Any], ...]  # weak references to the Variables (typed loosely: Variable's module
+    # names this one's classes through the thread state)
     variable_names: tuple[str, ...]
     reads: tuple[tuple[int, int], ...]
     constants: tuple[tuple[int, Any], ...]

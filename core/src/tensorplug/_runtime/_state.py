@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 if TYPE_CHECKING:
     from tensorplug._runtime._errors import KernelError
     from tensorplug._runtime._tensor import Tensor
-    from tensorplug._runtime._variable import Variable
 
 
 class Tape:
@@ -74,13 +73,13 @@ class TracerHooks(Protocol):
     def read_back(self, t: Tensor, why: str) -> None:
         """``t``'s value leaves the tensor world (read to Python, exported, moved)."""
 
-    def variable_storage(self, v: Variable) -> Any:
+    def variable_storage(self, v: Any) -> Any:  # v: a Variable (not imported here: it imports this module)
         """``v``'s storage as the tracing thread sees it."""
 
-    def assigned(self, v: Variable, raw: Any) -> None:
+    def assigned(self, v: Any, raw: Any) -> None:  # v: a Variable
         """``v.assign`` gave ``v`` the storage ``raw`` in this thread."""
 
-    def variable_changed(self, v: Variable) -> None:
+    def variable_changed(self, v: Any) -> None:  # v: a Variable
         """``v``'s storage was replaced other than by ``assign`` (moved, disposed)."""
 
     def translate_errors(

@@ -13,9 +13,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from tensorplug._runtime._errors import DTypeError, GradientError, ShapeError, TensorplugError
-from tensorplug._runtime._printing import _repr
 from tensorplug._runtime._state import Record, state
-from tensorplug._runtime._tensor import Tensor, describe
+from tensorplug._runtime._tensor import Tensor, _repr, describe
 
 _variable_names = itertools.count()
 _variable_keys = itertools.count()

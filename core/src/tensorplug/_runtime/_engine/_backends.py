@@ -25,7 +25,6 @@ from tensorplug._runtime._errors import (
 )
 from tensorplug._runtime._install import pip_install
 from tensorplug._runtime._observe import ObservedKernel, count_observers_with
-from tensorplug._runtime._printing import active_backend_from
 from tensorplug._runtime._registry import (
     RUNTIME,
     BackendSpec,
@@ -37,7 +36,7 @@ from tensorplug._runtime._registry import (
     resolve,
 )
 from tensorplug._runtime._storage import backend_names_from
-from tensorplug._runtime._tensor import Tensor, moved_storage
+from tensorplug._runtime._tensor import Tensor, active_backend_from, moved_storage
 from tensorplug.kernel_names import CATALOGUE
 
 INSTALL_HINT = (
