@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from tensorplug._runtime._engine_view import view
 from tensorplug._runtime._state import state
 
 if TYPE_CHECKING:
@@ -124,25 +125,10 @@ def gradient_made(of: str, input_name: str, gradient: Tensor) -> None:
             made(of, input_name, gradient)
 
 
-def _no_engine(change: int) -> None:
-    return None
-
-
-_count_observers: Callable[[int], None] = _no_engine
-"""``count(+1)`` when an observer comes, ``count(-1)`` when it goes: the engine's, which wraps the kernels of its
-dispatch tables while any observer is on; plugged in when the engine is made."""
-
-
-def count_observers_with(count: Callable[[int], None]) -> None:
-    """Let ``count(change)`` hear of observers coming (+1) and going (-1): the engine's ``observe``."""
-    global _count_observers
-    _count_observers = count
-
-
 @contextlib.contextmanager
 def observing(observer: Observer, all_threads: bool = False) -> Iterator[None]:
     """Let ``observer`` see every kernel call of this thread (of every thread with ``all_threads``) in the block."""
-    _count_observers(+1)
+    view.observe(+1)
     saved = state.observers
     if all_threads:
         everywhere.append(observer)
@@ -155,4 +141,4 @@ def observing(observer: Observer, all_threads: bool = False) -> Iterator[None]:
             everywhere.remove(observer)
         else:
             state.observers = saved
-        _count_observers(-1)
+        view.observe(-1)

@@ -4,11 +4,12 @@ Variable (:mod:`tensorplug._runtime._tensor`) are built on these."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tensorplug._runtime._engine_view import view
 from tensorplug._runtime._errors import DTypeError, TensorplugError
 from tensorplug._runtime._state import state
 
@@ -84,22 +85,8 @@ def stored_dtype_error(op: str, backend: Backend, dtype: str, stored: str, shape
     )
 
 
-def _no_backends() -> list[str]:
-    return []
-
-
-_backend_names: Callable[[], list[str]] = _no_backends
-"""The names of the registered backends; the engine plugs it in when it is made."""
-
-
-def backend_names_from(names: Callable[[], list[str]]) -> None:
-    """Let ``names()`` tell the messages here which backends are registered (the engine's, when it is made)."""
-    global _backend_names
-    _backend_names = names
-
-
 def _other_backends(backend: Backend) -> str:
-    others = [name for name in _backend_names() if name != backend.name]
+    others = [name for name in view.names() if name != backend.name]
     return f" (registered: {', '.join(others)}; tp.set_backend(name))" if others else ""
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tensorplug._runtime._engine_view import view
 from tensorplug._runtime._errors import CopyError, ShapeError, UnsupportedOperationError
 from tensorplug._runtime._state import Record, Tape, state
 from tensorplug._runtime._storage import _DISPOSED_BACKEND, _DISPOSED_STORAGE, _read_only_host_view
@@ -359,20 +360,6 @@ def wrap_call(
 # -- how a tensor prints: NumPy's ``array_repr`` layout, with the backend and device where they matter --------
 
 
-def _no_engine() -> str | None:
-    return None
-
-
-_active_backend: Callable[[], str | None] = _no_engine
-"""The active backend's name (None: none is active yet); the engine plugs it in when it is made."""
-
-
-def active_backend_from(name: Callable[[], str | None]) -> None:
-    """Let ``name()`` tell the printing which backend is active (the engine's, given when the engine is made)."""
-    global _active_backend
-    _active_backend = name
-
-
 def _repr(t: Tensor, name: str, extra: list[str]) -> str:
     """NumPy's ``array_repr`` layout, as ``name(values, dtype=..., <placement>, <extra>)``."""
     if t.is_disposed:
@@ -394,7 +381,7 @@ def _repr(t: Tensor, name: str, extra: list[str]) -> str:
 def _placement(t: Tensor) -> list[str]:
     """The backend when it is not the active one, and the device when it is not the host."""
     fields = []
-    active = _active_backend()
+    active = view.active_name()
     if active is None or active != t.backend:
         fields.append(f"backend={t.backend!r}")
     if not is_host_device(t.device):

@@ -13,6 +13,7 @@ from typing import Any
 
 from tensorplug._runtime._absent_kernels import absent_note, drop_if_absent, known_absent
 from tensorplug._runtime._backend import Backend
+from tensorplug._runtime._engine_view import view
 from tensorplug._runtime._errors import (
     BackendError,
     FallbackWarning,
@@ -24,7 +25,7 @@ from tensorplug._runtime._errors import (
     warn,
 )
 from tensorplug._runtime._install import pip_install
-from tensorplug._runtime._observe import ObservedKernel, count_observers_with
+from tensorplug._runtime._observe import ObservedKernel
 from tensorplug._runtime._registry import (
     RUNTIME,
     BackendSpec,
@@ -35,8 +36,7 @@ from tensorplug._runtime._registry import (
     kernel_registry,
     resolve,
 )
-from tensorplug._runtime._storage import backend_names_from
-from tensorplug._runtime._tensor import Tensor, active_backend_from, moved_storage
+from tensorplug._runtime._tensor import Tensor, moved_storage
 from tensorplug.kernel_names import CATALOGUE
 
 INSTALL_HINT = (
@@ -438,7 +438,7 @@ class FallbackKernel:
 
 
 engine = Engine()
-# What the lower runtime modules ask of the engine, plugged in here so that none of them imports it.
-count_observers_with(engine.observe)
-active_backend_from(lambda: None if engine.active is None else engine.active.name)
-backend_names_from(engine.names)
+# What the runtime modules below the engine read of it, given here so that none of them imports it.
+view.observe = engine.observe
+view.active_name = lambda: None if engine.active is None else engine.active.name
+view.names = engine.names
