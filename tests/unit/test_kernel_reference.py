@@ -21,11 +21,12 @@ import tensorplug as tp
 from tensorplug import kernel_names as K
 from tensorplug._runtime._observe import KernelCall, observing
 from tensorplug.kernel_reference import (
-    ATTR_TYPES,
-    FAMILIES,
+    FAMILY_TITLES,
     FLOAT,
-    FORMS,
     REFERENCE,
+    Attr,
+    EntryError,
+    Output,
     Samples,
     check_call,
     entry_text,
@@ -66,7 +67,7 @@ def test_every_catalogue_kernel_has_exactly_one_entry() -> None:
     assert list(REFERENCE) == list(K.CATALOGUE)
     assert len(REFERENCE) == len(set(K.CATALOGUE)) == len(K.CATALOGUE)  # no name twice
     assert all(entry.name == name for name, entry in REFERENCE.items())
-    assert {e.family for e in REFERENCE.values()} <= set(FAMILIES)
+    assert {e.family for e in REFERENCE.values()} == set(FAMILY_TITLES)
 
 
 def test_docs_kernels_md_is_the_generated_page() -> None:
@@ -100,20 +101,47 @@ def test_the_ops_index_is_printed_by_the_cli(capsys: pytest.CaptureFixture[str])
     assert capsys.readouterr().out == ops_markdown()
 
 
-def test_every_entry_is_well_formed() -> None:
-    for entry in REFERENCE.values():
-        assert entry.gradient in ("yes", "zero", "none"), entry.name
-        assert entry.summary, entry.name
-        assert entry.dtypes, entry.name
-        assert entry.ops, entry.name
-        names = {i.name for i in entry.inputs}
-        assert set(entry.grad_inputs) <= names, entry.name
-        assert (entry.gradient == "none") == (not entry.grad_inputs), entry.name
-        for attr in entry.attrs:
-            assert attr.type in ATTR_TYPES, (entry.name, attr)
-            assert attr.form is None or attr.form in FORMS, (entry.name, attr)
-        if entry.outputs_per is not None:
-            assert entry.outputs_per in {a.name for a in entry.attrs}, entry.name
+def test_an_entry_with_seven_sample_points_is_refused_where_it_is_made() -> None:
+    softsign = REFERENCE["Softsign"]
+    assert softsign.samples is not None
+    seven = dataclasses.replace(softsign.samples, points=(-20.0, -0.5, 0.0, 1e-4, 1.0, 1e6, 2.0))
+    with pytest.raises(EntryError) as caught:
+        dataclasses.replace(softsign, samples=seven)
+    message = str(caught.value)
+    assert message.startswith("kernel reference entry 'Softsign': Samples.points has 7 values, not 6")
+    assert "kernel_reference/_unary.py" in message
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"samples": Samples(special=((math.nan, 1.0), (math.nan,)))}, "Samples.special pairs 2 inputs with 1 results"),
+        (
+            {"samples": Samples(points=(0.0, 1.0, 2.0, math.inf, 4.0, 5.0))},
+            "Samples.points and Samples.grad are finite",
+        ),
+        ({"numpy": None}, "it gives samples but no numpy formula"),
+        ({"outputs": (Output("like:a"),)}, "output dtype 'like:a' is neither a dtype"),
+        ({"grad_inputs": ("y",)}, "grad_inputs ('y',) are not all inputs"),
+        ({"gradient": "maybe"}, "gradient 'maybe' is none of yes, zero, none"),
+        ({"family": "activation"}, "family 'activation' is none of unary, binary"),
+        ({"name": "soft_sign"}, "its name is not a CamelCase kernel name"),
+        ({"attrs": (Attr("alpha", "double", "a slope"),)}, "attr 'alpha' has type 'double', not one of ATTR_TYPES"),
+    ],
+)
+def test_an_entry_that_contradicts_itself_is_refused_naming_the_problem(change: dict[str, object], says: str) -> None:
+    with pytest.raises(EntryError, match=re.escape(says)):
+        dataclasses.replace(REFERENCE["Softsign"], **change)  # type: ignore[arg-type]
+
+
+def test_an_entry_written_in_another_family_s_module_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tensorplug import kernel_reference
+
+    moved = {**kernel_reference._FAMILY_ENTRIES, "binary": [*kernel_reference._FAMILY_ENTRIES["binary"],
+                                                            REFERENCE["Softsign"]]}  # fmt: skip
+    monkeypatch.setattr(kernel_reference, "_FAMILY_ENTRIES", moved)
+    with pytest.raises(EntryError, match=r"'Softsign' of family 'unary' is written in .*_binary\.py"):
+        kernel_reference._gathered()
 
 
 def test_every_cited_case_exists() -> None:

@@ -34,8 +34,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from tensorplug import kernel_names as K
-from tensorplug.kernel_reference._binary import BINARY
+from tensorplug.kernel_reference import _binary, _linalg, _nn, _random, _reduction, _shape, _unary
 
 # The dtype groups (ALL, BOOL, FLOAT, INDEX, INT, NUMERIC) are re-exported with the entry types.
 from tensorplug.kernel_reference._entries import (  # noqa: F401
@@ -43,12 +42,14 @@ from tensorplug.kernel_reference._entries import (  # noqa: F401
     ATTR_TYPES,
     BOOL,
     ELEMENTWISE_SHAPE,
+    FAMILY_TITLES,
     FLOAT,
     FORMS,
     INDEX,
     INT,
     NUMERIC,
     Attr,
+    EntryError,
     Input,
     KernelEntry,
     Note,
@@ -56,15 +57,10 @@ from tensorplug.kernel_reference._entries import (  # noqa: F401
     Samples,
     _rank,
 )
-from tensorplug.kernel_reference._linalg import LINALG
-from tensorplug.kernel_reference._nn import NN
-from tensorplug.kernel_reference._random import RANDOM
-from tensorplug.kernel_reference._reduction import REDUCTION
-from tensorplug.kernel_reference._shape import SHAPE
-from tensorplug.kernel_reference._unary import UNARY
 
 __all__ = [
     "Attr",
+    "EntryError",
     "Input",
     "KernelEntry",
     "Note",
@@ -78,21 +74,37 @@ __all__ = [
 ]
 
 
-FAMILIES: dict[str, str] = {
-    "unary": "Elementwise unary (input x)",
-    "binary": "Elementwise binary, broadcasting (inputs a, b)",
-    "reduction": "Reductions and scans (input x)",
-    "linalg": "Linear algebra",
-    "shape": "Shape, indexing and creation",
-    "nn": "Neural network (NHWC)",
-    "random": "Random",
+_FAMILY_ENTRIES: dict[str, list[KernelEntry]] = {
+    "unary": _unary.ENTRIES,
+    "binary": _binary.ENTRIES,
+    "reduction": _reduction.ENTRIES,
+    "linalg": _linalg.ENTRIES,
+    "shape": _shape.ENTRIES,
+    "nn": _nn.ENTRIES,
+    "random": _random.ENTRIES,
 }
 
-REFERENCE: dict[str, KernelEntry] = {
-    e.name: e for e in sorted([*UNARY, *BINARY, *REDUCTION, *LINALG, *SHAPE, *NN, *RANDOM],
-                              key=lambda e: K.CATALOGUE.index(e.name) if e.name in K.CATALOGUE else len(K.CATALOGUE))
-}  # fmt: skip
-"""Every kernel's entry, keyed by kernel name, in catalogue order."""
+
+def _gathered() -> dict[str, KernelEntry]:
+    """Every family's entries by kernel name; an entry in the wrong family's module, or a name written twice, is
+    refused here, naming it."""
+    found: dict[str, KernelEntry] = {}
+    for family, entries in _FAMILY_ENTRIES.items():
+        for entry in entries:
+            if entry.family != family:
+                raise EntryError(
+                    f"kernel reference entry {entry.name!r} of family {entry.family!r} is written in "
+                    f"tensorplug/kernel_reference/_{family}.py; move it to _{entry.family}.py"
+                )
+            if entry.name in found:
+                raise EntryError(f"kernel reference entry {entry.name!r} is written twice")
+            found[entry.name] = entry
+    return found
+
+
+REFERENCE: dict[str, KernelEntry] = _gathered()
+"""Every kernel's entry, keyed by kernel name, in catalogue order: the rows from which ``kernel_names`` (the
+constants, the family tuples, ``CATALOGUE``) is generated."""
 
 
 def input_order(kernel_name: str) -> tuple[str, ...] | None:
@@ -289,11 +301,11 @@ def markdown() -> str:
         by_family.setdefault(entry.family, []).append(entry)
     lines.append("## Contents")
     lines.append("")
-    for family, title in FAMILIES.items():
+    for family, title in FAMILY_TITLES.items():
         names = ", ".join(f"[{e.name}](#{e.name.lower()})" for e in by_family.get(family, []))
         lines.append(f"- {title}: {names}")
     lines.append("")
-    for family, title in FAMILIES.items():
+    for family, title in FAMILY_TITLES.items():
         lines.append(f"## {title}")
         lines.append("")
         for entry in by_family.get(family, []):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from tensorplug import kernel_names as K
 from tensorplug.kernel_reference._entries import ALL, BOOL, FLOAT, NUMERIC, Input, KernelEntry, Note, Output
 from tensorplug.kernel_reference._unary import _SUBNORMAL
 
@@ -41,9 +40,9 @@ def _binary(
 
 # Kernels whose conformance table has a case named "broadcast" (the comparisons have "int32-broadcast").
 _BROADCAST_CASES = {
-    k: ("broadcast",) for k in (K.ADD, K.SUB, K.MULTIPLY, K.REAL_DIV, K.POW, K.MAXIMUM, K.MINIMUM,
-                                K.SQUARED_DIFFERENCE, K.ATAN2, K.FLOOR_DIV, K.MOD, K.LOGICAL_AND, K.LOGICAL_OR,
-                                K.LOGICAL_XOR)
+    k: ("broadcast",) for k in ("Add", "Sub", "Multiply", "RealDiv", "Pow", "Maximum", "Minimum",
+                                "SquaredDifference", "Atan2", "FloorDiv", "Mod", "LogicalAnd", "LogicalOr",
+                                "LogicalXor")
 }  # fmt: skip
 
 
@@ -65,36 +64,36 @@ def _logical(name: str, summary: str, op: str) -> KernelEntry:
     )  # fmt: skip
 
 
-BINARY = [
-    _binary(K.ADD, "a + b", ALL, Note("on bool: logical or", ("bool-is-or",)),
+ENTRIES = [
+    _binary("Add", "a + b", ALL, Note("on bool: logical or", ("bool-is-or",)),
             Note("inf + -inf is NaN; NaN propagates", ("inf-nan",)), _AB_EMPTY, op="tp.add (and +)"),
-    _binary(K.SUB, "a - b", NUMERIC, Note("inf - inf is NaN; the op refuses bool", ("inf", "bool-rejected")),
+    _binary("Sub", "a - b", NUMERIC, Note("inf - inf is NaN; the op refuses bool", ("inf", "bool-rejected")),
             _AB_EMPTY, op="tp.sub (and -)"),
-    _binary(K.MULTIPLY, "a * b", ALL, Note("on bool: logical and", ("bool-is-and",)),
+    _binary("Multiply", "a * b", ALL, Note("on bool: logical and", ("bool-is-and",)),
             Note("inf * 0 is NaN; NaN propagates", ("inf-nan",)), _SUBNORMAL, _AB_EMPTY, op="tp.mul (and *)"),
-    _binary(K.REAL_DIV, "a / b (true division)", FLOAT,
+    _binary("RealDiv", "a / b (true division)", FLOAT,
             Note("x / 0 is inf, -inf or NaN (0 / 0); integer operands reach the kernel as float32",
                  ("by-zero", "int-by-zero", "int32-gives-float32")), _AB_EMPTY, op="tp.div (and /)",
             rule="a and b are float32 or float64 (the op casts integer and bool operands to float32); y has "
                  "their dtype"),
-    _binary(K.POW, "a ** b", NUMERIC,
+    _binary("Pow", "a ** b", NUMERIC,
             Note("C's pow: (-inf) ** 0.5 is inf and (-0.0) ** 0.5 is 0.0, (-8) ** (1/3) is NaN, 0 ** -1 is inf, "
                  "x ** 0 is 1", ("half-exponent-of-minus-inf", "float64-special", "minus-inf-base")),
             Note("integer a to a negative integer b is an error: the kernel raises (the op refuses a negative "
                  "Python int exponent itself)", ("int-to-negative-int-tensor", "int-to-negative-python-int")),
             _AB_EMPTY, op="tp.pow (and **)"),
-    _binary(K.MAXIMUM, "the larger of a and b", ALL, Note("NaN if either is NaN", ("nan",)),
+    _binary("Maximum", "the larger of a and b", ALL, Note("NaN if either is NaN", ("nan",)),
             Note("on bool: logical or", ("bool",)), _AB_EMPTY, op="tp.maximum"),
-    _binary(K.MINIMUM, "the smaller of a and b", ALL, Note("NaN if either is NaN", ("nan",)),
+    _binary("Minimum", "the smaller of a and b", ALL, Note("NaN if either is NaN", ("nan",)),
             Note("on bool: logical and", ("bool",)), _AB_EMPTY, op="tp.minimum"),
-    _binary(K.SQUARED_DIFFERENCE, "(a - b) ** 2", NUMERIC, Note("NaN propagates; inf - inf is NaN", ("inf-nan",)),
+    _binary("SquaredDifference", "(a - b) ** 2", NUMERIC, Note("NaN propagates; inf - inf is NaN", ("inf-nan",)),
             _AB_EMPTY, op="tp.squared_difference"),
-    _binary(K.ATAN2, "the angle of the point (b, a), in [-pi, pi]", FLOAT,
+    _binary("Atan2", "the angle of the point (b, a), in [-pi, pi]", FLOAT,
             Note("all four quadrants; atan2 of ±inf and NaN as C's atan2", ("float64-quadrants", "inf-nan")),
             _AB_EMPTY, op="tp.atan2",
             rule="a and b are float32 or float64 (the op casts integers to float32); y has their dtype"),
     KernelEntry(
-        name=K.PRELU, family="binary", summary="x where x >= 0, else alpha * x", ops=("tp.prelu",),
+        name="Prelu", family="binary", summary="x where x >= 0, else alpha * x", ops=("tp.prelu",),
         inputs=(Input("x", NUMERIC), Input("alpha", NUMERIC, doc="the slope, broadcasting with x")),
         attrs=(), outputs=(Output("like:x", doc="the broadcast shape of x and alpha"),),
         dtypes="x and alpha are one numeric dtype (the op promotes them and refuses bool); y has their dtype",
@@ -103,27 +102,27 @@ BINARY = [
                Note("NaN stays NaN, -inf becomes alpha * -inf", ("inf-nan",)),
                Note("empty x gives empty y", ("empty",))),
     ),
-    _binary(K.FLOOR_DIV, "floor(a / b)", NUMERIC,
+    _binary("FloorDiv", "floor(a / b)", NUMERIC,
             Note("integers: Python's floor division (rounds toward -inf: -7 // 2 is -4)", ("int32", "int64")),
             Note("integer division by zero gives 0, without an error or a warning", ("int-by-zero", "int64-by-zero")),
             Note("floats: floor of the true quotient, as TensorFlow.js (1.0 // 0.1 is 10.0, where Python gives 9.0); "
                  "x // 0 is inf, -inf or NaN", ("float-floors-the-quotient", "float-by-zero")), _AB_EMPTY,
             op="tp.floor_div (and //)", gradient="none"),
-    _binary(K.MOD, "a - floor(a / b) * b: the remainder with the sign of b (Python's %)", NUMERIC,
+    _binary("Mod", "a - floor(a / b) * b: the remainder with the sign of b (Python's %)", NUMERIC,
             Note("the sign of the divisor: -7 mod 3 is 2, 7 mod -3 is -2", ("int32", "float32")),
             Note("integer x mod 0 is 0 (no error); float x mod 0 is NaN; inf mod b is NaN",
                  ("int-by-zero", "float-by-zero", "inf-nan")), _AB_EMPTY, op="tp.mod (and %)"),
-    _compare(K.EQUAL, "a == b", "tp.equal (and ==)"),
-    _compare(K.NOT_EQUAL, "a != b", "tp.not_equal (and !=)"),
-    _compare(K.LESS, "a < b", "tp.less (and <)"),
-    _compare(K.LESS_EQUAL, "a <= b", "tp.less_equal (and <=)"),
-    _compare(K.GREATER, "a > b", "tp.greater (and >)"),
-    _compare(K.GREATER_EQUAL, "a >= b", "tp.greater_equal (and >=)"),
-    _logical(K.LOGICAL_AND, "a and b", "tp.logical_and (and & on bool)"),
-    _logical(K.LOGICAL_OR, "a or b", "tp.logical_or (and | on bool)"),
-    _logical(K.LOGICAL_XOR, "a xor b", "tp.logical_xor (and ^ on bool)"),
+    _compare("Equal", "a == b", "tp.equal (and ==)"),
+    _compare("NotEqual", "a != b", "tp.not_equal (and !=)"),
+    _compare("Less", "a < b", "tp.less (and <)"),
+    _compare("LessEqual", "a <= b", "tp.less_equal (and <=)"),
+    _compare("Greater", "a > b", "tp.greater (and >)"),
+    _compare("GreaterEqual", "a >= b", "tp.greater_equal (and >=)"),
+    _logical("LogicalAnd", "a and b", "tp.logical_and (and & on bool)"),
+    _logical("LogicalOr", "a or b", "tp.logical_or (and | on bool)"),
+    _logical("LogicalXor", "a xor b", "tp.logical_xor (and ^ on bool)"),
     KernelEntry(
-        name=K.ADD_N, family="binary", summary="the elementwise sum of a list of tensors", ops=("tp.add_n",),
+        name="AddN", family="binary", summary="the elementwise sum of a list of tensors", ops=("tp.add_n",),
         inputs=(Input("tensors", ALL, is_list=True, doc="one or more tensors of one shape and one dtype"),),
         attrs=(), outputs=(Output("like:tensors", doc="the shape of each tensor"),),
         dtypes="every tensor has the same dtype, any of float32, float64, int32, int64, bool; y has that dtype",

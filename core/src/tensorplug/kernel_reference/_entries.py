@@ -8,12 +8,29 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+FAMILY_TITLES: dict[str, str] = {
+    "unary": "Elementwise unary (input x)",
+    "binary": "Elementwise binary, broadcasting (inputs a, b)",
+    "reduction": "Reductions and scans (input x)",
+    "linalg": "Linear algebra",
+    "shape": "Shape, indexing and creation",
+    "nn": "Neural network (NHWC)",
+    "random": "Random",
+}
+"""The kernel families in catalogue order, with their titles; the entries of family F are written in the module
+``tensorplug.kernel_reference._F``."""
+
 FLOAT = ("float32", "float64")
 INT = ("int32", "int64")
 NUMERIC = FLOAT + INT
 ALL = (*NUMERIC, "bool")
 BOOL = ("bool",)
 INDEX = INT
+
+
+class EntryError(ValueError):
+    """A kernel reference entry that contradicts itself, raised where it is made: the message names the kernel and
+    each problem."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +127,16 @@ class KernelEntry:
     numpy: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
     samples: Samples | None = None
 
+    def __post_init__(self) -> None:
+        problems = _problems(self)
+        if problems:
+            raise EntryError(
+                f"kernel reference entry {self.name!r}: "
+                + "; ".join(problems)
+                + " (fix the entry where it is written, "
+                f"in tensorplug/kernel_reference/_{self.family}.py)"
+            )
+
     def output_count(self, attrs: Mapping[str, Any]) -> int:
         """How many outputs the kernel returns for these attrs."""
         if self.outputs_per is None:
@@ -186,3 +213,86 @@ ELEMENTWISE_SHAPE = "the shape of x"
 
 def _x(dtypes: tuple[str, ...]) -> tuple[Input, ...]:
     return (Input("x", dtypes),)
+
+
+# -- an entry checks itself when it is made ------------------------------------------------------------------------
+
+_NAME = re.compile(r"[A-Z][A-Za-z0-9]*")
+_GRADIENTS = ("yes", "zero", "none")
+SAMPLE_POINTS = 6
+"""How many points a :class:`Samples` gives: the standard cases take them as a float32 vector, as a 2x3 float64
+tensor, and the fourth as a 0-d tensor."""
+
+
+def _problems(entry: KernelEntry) -> list[str]:
+    """What is wrong with ``entry``, one sentence each (empty when nothing is)."""
+    found: list[str] = []
+    if not _NAME.fullmatch(entry.name):
+        found.append("its name is not a CamelCase kernel name (a capital letter, then letters and digits)")
+    if entry.family not in FAMILY_TITLES:
+        found.append(f"family {entry.family!r} is none of {', '.join(FAMILY_TITLES)}")
+    if not entry.ops or not all("tp." in op for op in entry.ops):
+        found.append(f"ops {entry.ops!r}: name the public functions that run it, each as 'tp.<name>'")
+    names = [i.name for i in entry.inputs]
+    attrs = [a.name for a in entry.attrs]
+    for i in entry.inputs:
+        if not set(i.dtypes) <= _DTYPES or not i.dtypes:
+            found.append(f"input {i.name!r} lists dtypes {i.dtypes!r}; each is one of {', '.join(ALL)}")
+    for a in entry.attrs:
+        if a.type not in ATTR_TYPES:
+            found.append(f"attr {a.name!r} has type {a.type!r}, not one of ATTR_TYPES")
+        if a.form is not None and a.form not in FORMS:
+            found.append(f"attr {a.name!r} promises form {a.form!r}, not one of FORMS")
+    for o in entry.outputs:
+        kind, _, what = o.dtype.partition(":")
+        if not (o.dtype in _DTYPES or (kind == "like" and what in names) or (kind == "attr" and what in attrs)):
+            found.append(
+                f"output dtype {o.dtype!r} is neither a dtype, 'like:<an input>' (inputs: {names}) nor "
+                f"'attr:<an attr>' (attrs: {attrs})"
+            )
+    if not entry.outputs:
+        found.append("it lists no output")
+    if entry.outputs_per is not None and entry.outputs_per not in attrs:
+        found.append(f"outputs_per {entry.outputs_per!r} names no attr (attrs: {attrs})")
+    if entry.gradient not in _GRADIENTS:
+        found.append(f"gradient {entry.gradient!r} is none of {', '.join(_GRADIENTS)}")
+    if not set(entry.grad_inputs) <= set(names):
+        found.append(f"grad_inputs {entry.grad_inputs!r} are not all inputs (inputs: {names})")
+    if entry.gradient == "none" and entry.grad_inputs:
+        found.append(f"gradient 'none' but grad_inputs {entry.grad_inputs!r}")
+    if entry.gradient != "none" and not entry.grad_inputs:
+        found.append(f"gradient {entry.gradient!r} but no grad_inputs")
+    for note in entry.notes:
+        if not note.text or not all(isinstance(c, str) and c for c in note.cases):
+            found.append(f"note {note.text!r}: its text is empty or a case name is not a non-empty string")
+    if entry.samples is not None:
+        found.extend(_sample_problems(entry))
+    return found
+
+
+def _sample_problems(entry: KernelEntry) -> list[str]:
+    samples = entry.samples
+    assert samples is not None
+    found: list[str] = []
+    if entry.family != "unary" or entry.inputs[0].dtypes != FLOAT:
+        found.append("samples are for floating-point unary kernels (family 'unary', dtypes FLOAT)")
+    if entry.numpy is None:
+        found.append("it gives samples but no numpy formula to compare them with")
+    if len(samples.points) != SAMPLE_POINTS:
+        found.append(
+            f"Samples.points has {len(samples.points)} values, not {SAMPLE_POINTS} (the standard cases take them as a "
+            "float32 vector, a 2x3 float64 tensor, and the fourth as a 0-d tensor)"
+        )
+    if not all(math.isfinite(p) for p in (*samples.points, *samples.grad)):
+        found.append("Samples.points and Samples.grad are finite (NaN and ±inf go in Samples.special)")
+    special_in, special_out = samples.special
+    if len(special_in) != len(special_out) or not special_in:
+        found.append(
+            f"Samples.special pairs {len(special_in)} inputs with {len(special_out)} results; give one result per "
+            "input, at least one"
+        )
+    if not samples.ints:
+        found.append("Samples.ints is empty; give at least one whole number in the domain")
+    if not samples.grad:
+        found.append("Samples.grad is empty; give at least one point for the gradient check")
+    return found

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from tensorplug import kernel_names as K
 from tensorplug.kernel_reference._entries import NUMERIC, Attr, Input, KernelEntry, Note, Output
 
-LINALG = [
+ENTRIES = [
     KernelEntry(
-        name=K.BATCH_MAT_MUL, family="linalg", summary="the matrix product over the last two axes",
+        name="BatchMatMul", family="linalg", summary="the matrix product over the last two axes",
         ops=("tp.matmul (and @)",),
         inputs=(Input("a", NUMERIC), Input("b", NUMERIC)),
         attrs=(Attr("transpose_a", "bool", "use a with its last two axes swapped"),
@@ -22,7 +21,7 @@ LINALG = [
                Note("integers keep their dtype", ("int32", "int64"))),
     ),
     KernelEntry(
-        name=K.EINSUM, family="linalg", summary="Einstein summation over labelled axes", ops=("tp.einsum",),
+        name="Einsum", family="linalg", summary="Einstein summation over labelled axes", ops=("tp.einsum",),
         inputs=(Input("tensors", NUMERIC, is_list=True, doc="one or more operands of one dtype"),),
         attrs=(Attr("equation", "str", "explicit and checked against the shapes by the op: 'ab,bc->ac', one "
                     "term per operand, no spaces, '...' spelled out as letters, the output given", form="equation"),),

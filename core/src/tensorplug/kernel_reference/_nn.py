@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from tensorplug import kernel_names as K
 from tensorplug.kernel_reference._entries import FLOAT, NUMERIC, Attr, Input, KernelEntry, Note, Output
 
 _STRIDES = Attr("strides", "tuple[int, int]", "(height, width), positive", form="positive-pair")
@@ -13,9 +12,9 @@ _PAD = Attr("pad", "tuple[tuple[int, int], tuple[int, int]]", "explicit ((top, b
 _WINDOW = Attr("filter_size", "tuple[int, int]", "the window (height, width), positive", form="positive-pair")
 _NHWC = "NHWC: [batch, height, width, channels]"
 
-NN = [
+ENTRIES = [
     KernelEntry(
-        name=K.SOFTMAX, family="nn", summary="exp(logits) normalised to sum to 1 along dim", ops=("tp.softmax",),
+        name="Softmax", family="nn", summary="exp(logits) normalised to sum to 1 along dim", ops=("tp.softmax",),
         inputs=(Input("logits", FLOAT),), attrs=(Attr("dim", "int", "one axis, non-negative", form="axis"),),
         outputs=(Output("like:logits", doc="the shape of logits"),),
         dtypes="logits are float32 or float64 (the op refuses other dtypes); y has their dtype",
@@ -25,7 +24,7 @@ NN = [
                Note("empty logits give an empty result", ("empty",))),
     ),
     KernelEntry(
-        name=K.CONV2D, family="nn", summary="2-D cross-correlation of x with filter (no flip, as TensorFlow)",
+        name="Conv2D", family="nn", summary="2-D cross-correlation of x with filter (no flip, as TensorFlow)",
         ops=("tp.conv2d",),
         inputs=(Input("x", FLOAT, doc=_NHWC), Input("filter", FLOAT, doc="[fh, fw, in, out]")),
         attrs=(_STRIDES, _PAD, _DILATIONS, Attr("data_format", "str", "always 'NHWC'", form="nhwc")),
@@ -40,7 +39,7 @@ NN = [
                                                                                  "no-out-channels"))),
     ),
     KernelEntry(
-        name=K.CONV2D_BACKPROP_INPUT, family="nn", summary="the gradient of Conv2D for its input (conv2d_transpose)",
+        name="Conv2DBackpropInput", family="nn", summary="the gradient of Conv2D for its input (conv2d_transpose)",
         ops=("tp.conv2d_transpose", "the gradient of tp.conv2d"),
         inputs=(Input("dy", FLOAT, doc="[batch, out_h, out_w, out]"), Input("filter", FLOAT, doc="[fh, fw, in, out]")),
         attrs=(Attr("input_shape", "tuple[int, ...]", "the 4-D NHWC shape of the result", form="nonnegative"),
@@ -51,7 +50,7 @@ NN = [
                Note("an empty batch gives an empty result", ("empty-batch",))),
     ),
     KernelEntry(
-        name=K.CONV2D_BACKPROP_FILTER, family="nn", summary="the gradient of Conv2D for its filter",
+        name="Conv2DBackpropFilter", family="nn", summary="the gradient of Conv2D for its filter",
         ops=("the gradient of tp.conv2d",),
         inputs=(Input("x", FLOAT, doc=_NHWC), Input("dy", FLOAT, doc="[batch, out_h, out_w, out]")),
         attrs=(Attr("filter_shape", "tuple[int, ...]", "[fh, fw, in, out]: the result's shape", form="nonnegative"),
@@ -61,7 +60,7 @@ NN = [
         notes=(Note("an empty batch gives zeros", ("empty-batch",)),),
     ),
     KernelEntry(
-        name=K.MAX_POOL, family="nn", summary="the maximum of each window", ops=("tp.max_pool",),
+        name="MaxPool", family="nn", summary="the maximum of each window", ops=("tp.max_pool",),
         inputs=(Input("x", NUMERIC, doc=_NHWC),), attrs=(_WINDOW, _STRIDES, _PAD),
         outputs=(Output("like:x", doc="[batch, out_h, out_w, channels]"),),
         dtypes="x is numeric (the op refuses bool); y has x's dtype", gradient="yes", grad_inputs=("x",),
@@ -72,7 +71,7 @@ NN = [
                     "MaxPoolGrad", ())),
     ),
     KernelEntry(
-        name=K.MAX_POOL_GRAD, family="nn", summary="the gradient of MaxPool: each window's dy to its first maximum",
+        name="MaxPoolGrad", family="nn", summary="the gradient of MaxPool: each window's dy to its first maximum",
         ops=("the gradient of tp.max_pool",),
         inputs=(Input("dy", FLOAT), Input("input", FLOAT, doc="MaxPool's x"), Input("output", FLOAT,
                                                                                    doc="MaxPool's y")),
@@ -84,7 +83,7 @@ NN = [
                Note("gradient: linear in dy; zero for input and output", ("ties-grad-dy",))),
     ),
     KernelEntry(
-        name=K.AVG_POOL, family="nn", summary="the mean of each window over its elements inside x",
+        name="AvgPool", family="nn", summary="the mean of each window over its elements inside x",
         ops=("tp.avg_pool",),
         inputs=(Input("x", FLOAT, doc=_NHWC),), attrs=(_WINDOW, _STRIDES, _PAD),
         outputs=(Output("like:x", doc="[batch, out_h, out_w, channels]"),),
@@ -95,7 +94,7 @@ NN = [
                Note("NaN and inf propagate", ("nan-inf",))),
     ),
     KernelEntry(
-        name=K.AVG_POOL_GRAD, family="nn", summary="the gradient of AvgPool: each window's dy shared over its "
+        name="AvgPoolGrad", family="nn", summary="the gradient of AvgPool: each window's dy shared over its "
         "elements inside the input", ops=("the gradient of tp.avg_pool",),
         inputs=(Input("dy", FLOAT), Input("input", FLOAT, doc="AvgPool's x: only its shape matters")),
         attrs=(_WINDOW, _STRIDES, _PAD),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from tensorplug import kernel_names as K
 from tensorplug.kernel_reference._entries import Attr, KernelEntry, Note, Output
 from tensorplug.kernel_reference._shape import _SHAPE_ATTR
 
@@ -10,9 +9,9 @@ _SEED = Attr("seed", "int | None", "a non-negative seed: the same seed gives the
              "draws fresh values (the ops draw seeded samples on the host, the same on every backend, and call "
              "the kernel only unseeded)", form=None)  # fmt: skip
 
-RANDOM = [
+ENTRIES = [
     KernelEntry(
-        name=K.RANDOM_UNIFORM, family="random", summary="samples from the uniform distribution on [minval, maxval)",
+        name="RandomUniform", family="random", summary="samples from the uniform distribution on [minval, maxval)",
         ops=("tp.random_uniform",), inputs=(),
         attrs=(_SHAPE_ATTR, Attr("minval", "int | float", "finite; an int for integer dtypes"),
                Attr("maxval", "int | float", "finite, >= minval (> for integer dtypes, within the dtype's range)"),
@@ -24,7 +23,7 @@ RANDOM = [
                     ("default", "seeded", "unseeded"))),
     ),
     KernelEntry(
-        name=K.RANDOM_NORMAL, family="random", summary="samples from the normal distribution",
+        name="RandomNormal", family="random", summary="samples from the normal distribution",
         ops=("tp.random_normal",),
         inputs=(),
         attrs=(_SHAPE_ATTR, Attr("mean", "float", "finite"), Attr("stddev", "float", "finite, >= 0"),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from tensorplug import kernel_names as K
 from tensorplug.kernel_reference._entries import (
     BOOL,
     ELEMENTWISE_SHAPE,
@@ -70,41 +69,41 @@ def _scan(name: str, summary: str, op: str, identity: str, *notes: Note) -> Kern
     )  # fmt: skip
 
 
-REDUCTION = [
-    _reduction(K.SUM, "the sum over axis", NUMERIC,
+ENTRIES = [
+    _reduction("Sum", "the sum over axis", NUMERIC,
                Note("0 over no elements; axis=() returns x unchanged", ("empty-axis-is-zero", "empty-all",
                                                                          "no-axes-is-identity")),
                Note("integers keep their dtype and wrap (no widening to int64)", ("int32-wraps",)),
                Note("inf - inf is NaN; NaN propagates", ("inf-minus-inf-nan", "nan")),
                op="tp.sum", rule="x is numeric (the op casts bool to int32); y has x's dtype"),
-    _reduction(K.PROD, "the product over axis", NUMERIC,
+    _reduction("Prod", "the product over axis", NUMERIC,
                Note("1 over no elements", ("empty-axis-is-one", "empty-all")),
                Note("integers keep their dtype and wrap", ("int32-wraps",)),
                Note("inf * 0 is NaN; NaN propagates", ("inf-times-zero-nan", "nan")),
                op="tp.prod", rule="x is numeric (the op casts bool to int32); y has x's dtype"),
-    _reduction(K.MEAN, "the mean over axis", FLOAT,
+    _reduction("Mean", "the mean over axis", FLOAT,
                Note("NaN over no elements, without an error", ("empty-nan", "empty-axis-nan")),
                Note("NaN propagates", ("nan",)), op="tp.mean",
                rule="x is float32 or float64 (the op casts integers and bool to float32); y has x's dtype"),
-    _reduction(K.MAX, "the maximum over axis", NUMERIC,
+    _reduction("Max", "the maximum over axis", NUMERIC,
                Note("NaN propagates (any NaN gives NaN)", ("nan-propagates",)),
                Note("never called over an axis of size 0 (the op refuses it)", ("empty-axis", "empty-all")),
                Note("gradient: ties share dy (every maximal element gets all of it)", ("grad-ties",)),
                op="tp.max", rule="x is numeric (the op refuses bool); y has x's dtype"),
-    _reduction(K.MIN, "the minimum over axis", NUMERIC,
+    _reduction("Min", "the minimum over axis", NUMERIC,
                Note("NaN propagates", ("nan-propagates",)),
                Note("never called over an axis of size 0 (the op refuses it)", ("empty-axis",)),
                Note("gradient: ties share dy (every minimal element gets all of it)", ("grad-ties",)),
                op="tp.min", rule="x is numeric (the op refuses bool); y has x's dtype"),
-    _reduction(K.ALL, "logical and over axis", BOOL, Note("True over no elements", ("empty-is-true", "empty-axis")),
+    _reduction("All", "logical and over axis", BOOL, Note("True over no elements", ("empty-is-true", "empty-axis")),
                op="tp.all", out="bool", gradient="none", rule="x is bool; y is bool"),
-    _reduction(K.ANY, "logical or over axis", BOOL, Note("False over no elements", ("empty-is-false", "empty-axis")),
+    _reduction("Any", "logical or over axis", BOOL, Note("False over no elements", ("empty-is-false", "empty-axis")),
                op="tp.any", out="bool", gradient="none", rule="x is bool; y is bool"),
-    _arg(K.ARG_MAX, "the index of the largest value along axis", "tp.argmax", ("axis1-ties-first",)),
-    _arg(K.ARG_MIN, "the index of the smallest value along axis", "tp.argmin",
+    _arg("ArgMax", "the index of the largest value along axis", "tp.argmax", ("axis1-ties-first",)),
+    _arg("ArgMin", "the index of the smallest value along axis", "tp.argmin",
          ("default-axis0-ties-first", "axis1-ties-first")),
-    _scan(K.CUMSUM, "the cumulative sum along axis", "tp.cumsum", "0",
+    _scan("Cumsum", "the cumulative sum along axis", "tp.cumsum", "0",
           Note("inf + -inf is NaN from there on", ("inf-nan",))),
-    _scan(K.CUMPROD, "the cumulative product along axis", "tp.cumprod", "1",
+    _scan("Cumprod", "the cumulative product along axis", "tp.cumprod", "1",
           Note("inf * 0 is NaN from there on; zeros are exact", ("inf-nan", "zero"))),
 ]  # fmt: skip
