@@ -312,3 +312,24 @@ def test_the_cli_lists_every_kernel_with_its_inputs_and_attrs() -> None:
     assert len(lines) == len(K.CATALOGUE) + 1
     assert lines[0].split()[:5] == ["Abs", "unary", "inputs:", "x", "attrs:"]
     assert next(line for line in lines if line.startswith("Concat ")).split()[3] == "tensors[]"  # a list input
+
+
+def test_each_kink_of_an_entry_is_a_case_that_pins_the_gradient_there() -> None:
+    from tensorplug.kernel_reference._entries import Kink
+    from tensorplug.testing.cases._kinks import kink_cases
+
+    relu6 = REFERENCE["Relu6"]
+    assert [c.id for c in kink_cases(relu6)] == ["Relu6-kink-0", "Relu6-kink-1"]
+    assert "Relu6-kink-1" in {c.id for c in all_cases()}
+    tp.set_backend("numpy")
+    run_case(kink_cases(relu6)[1])  # dy passes at 6
+    other = dataclasses.replace(relu6, kinks=(Kink((6.0,), (0.0,), "at 6 the gradient is 0"),))
+    with pytest.raises(AssertionError):
+        run_case(kink_cases(other)[0])  # the core's gradient at 6 is dy, not 0: the case fails
+
+
+def test_a_kink_with_the_wrong_number_of_values_is_refused() -> None:
+    from tensorplug.kernel_reference._entries import Kink
+
+    with pytest.raises(EntryError, match="give one value per input"):
+        dataclasses.replace(REFERENCE["Maximum"], kinks=(Kink((1.0,), (1.0, 0.0), "a tie"),))

@@ -1,23 +1,19 @@
-"""The canonical kernel names: the one place they are spelled.
+"""The canonical kernel names: a constant per kernel, the families and the catalogue.
 
-Names follow TensorFlow.js's kernel names; ops, gradients, backends and the
-conformance tables all refer to these constants. The family tuples group
-them as the catalogue does, and ``CATALOGUE`` lists every one.
+Names follow TensorFlow.js's kernel names; ops, gradients, backends and the conformance tables refer to
+these constants. What each kernel receives and must return (its inputs, attrs, outputs and dtypes, its
+gradient, its edge conventions) is its entry in :mod:`tensorplug.kernel_reference`: ``tensorplug kernels
+NAME`` prints it.
 
-What each kernel receives and must return (its inputs, its attrs in their
-canonical form, its outputs and dtypes, whether it is differentiated, and
-its edge conventions: ties, out-of-range indices, division by zero, NaN) is
-in :mod:`tensorplug.kernel_reference`, shipped with the core:
-``tensorplug kernels NAME`` prints one kernel's entry, and
-``tensorplug kernels --markdown`` the whole reference (``docs/kernels.md``
-in the repository). The comments below only sketch each family's inputs.
+Generated from the kernel reference's entries (tensorplug/kernel_reference/_<family>.py) by
+``python -m tensorplug.kernel_reference --write``: edit the entries, not this file.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-# Elementwise unary (input "x"; LeakyRelu/Step: attr alpha; ClipByValue: clip_value_min, clip_value_max)
+# Elementwise unary (input x)
 ABS: Final = "Abs"
 ACOS: Final = "Acos"
 ACOSH: Final = "Acosh"
@@ -60,7 +56,7 @@ IS_INF: Final = "IsInf"
 IS_FINITE: Final = "IsFinite"
 LOGICAL_NOT: Final = "LogicalNot"
 
-# Elementwise binary, broadcasting (inputs "a", "b"; Prelu: "x", "alpha"; AddN: "tensors")
+# Elementwise binary, broadcasting (inputs a, b)
 ADD: Final = "Add"
 SUB: Final = "Sub"
 MULTIPLY: Final = "Multiply"
@@ -84,7 +80,7 @@ LOGICAL_OR: Final = "LogicalOr"
 LOGICAL_XOR: Final = "LogicalXor"
 ADD_N: Final = "AddN"
 
-# Reductions (input "x"; attrs axis: a sorted tuple of axes, keep_dims; Arg*: axis int; Cum*: axis, exclusive, reverse)
+# Reductions and scans (input x)
 SUM: Final = "Sum"
 PROD: Final = "Prod"
 MEAN: Final = "Mean"
@@ -97,7 +93,7 @@ ARG_MIN: Final = "ArgMin"
 CUMSUM: Final = "Cumsum"
 CUMPROD: Final = "Cumprod"
 
-# Linear algebra (BatchMatMul: inputs "a", "b", attrs transpose_a, transpose_b; Einsum: "tensors", attr equation)
+# Linear algebra
 BATCH_MAT_MUL: Final = "BatchMatMul"
 EINSUM: Final = "Einsum"
 
@@ -144,13 +140,13 @@ RANDOM_UNIFORM: Final = "RandomUniform"
 RANDOM_NORMAL: Final = "RandomNormal"
 
 UNARY: Final[tuple[str, ...]] = (
-    ABS, ACOS, ACOSH, ASIN, ASINH, ATAN, ATANH, COS, COSH, ELU, ERF, EXP, EXPM1, LOG, LOG1P, NEG, RECIPROCAL,
-    RELU, RELU6, RSQRT, SELU, SIGMOID, SIN, SINH, SOFTPLUS, SOFTSIGN, SQRT, SQUARE, TAN, TANH, LEAKY_RELU, STEP,
+    ABS, ACOS, ACOSH, ASIN, ASINH, ATAN, ATANH, COS, COSH, ELU, ERF, EXP, EXPM1, LOG, LOG1P, NEG, RECIPROCAL, RELU,
+    RELU6, RSQRT, SELU, SIGMOID, SIN, SINH, SOFTPLUS, SOFTSIGN, SQRT, SQUARE, TAN, TANH, LEAKY_RELU, STEP,
     CLIP_BY_VALUE, CEIL, FLOOR, ROUND, SIGN, IS_NAN, IS_INF, IS_FINITE, LOGICAL_NOT,
 )  # fmt: skip
 BINARY: Final[tuple[str, ...]] = (
-    ADD, SUB, MULTIPLY, REAL_DIV, POW, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, ATAN2, PRELU, FLOOR_DIV, MOD,
-    EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL, LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR, ADD_N,
+    ADD, SUB, MULTIPLY, REAL_DIV, POW, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, ATAN2, PRELU, FLOOR_DIV, MOD, EQUAL,
+    NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL, LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR, ADD_N,
 )  # fmt: skip
 REDUCTION: Final[tuple[str, ...]] = (
     SUM, PROD, MEAN, MAX, MIN, ALL, ANY, ARG_MAX, ARG_MIN, CUMSUM, CUMPROD,
@@ -159,13 +155,12 @@ LINALG: Final[tuple[str, ...]] = (
     BATCH_MAT_MUL, EINSUM,
 )  # fmt: skip
 SHAPE: Final[tuple[str, ...]] = (
-    RESHAPE, TRANSPOSE, BROADCAST_TO, CONCAT, PACK, UNPACK, SLICE, STRIDED_SLICE, PAD_V2, MIRROR_PAD, TILE,
-    REVERSE, GATHER_V2, GATHER_ND, SCATTER_ND, UNSORTED_SEGMENT_SUM, SPLIT_V, SELECT, ONE_HOT, CAST, IDENTITY,
-    ZEROS_LIKE, ONES_LIKE, FILL, RANGE, TOP_K,
+    RESHAPE, TRANSPOSE, BROADCAST_TO, CONCAT, PACK, UNPACK, SLICE, STRIDED_SLICE, PAD_V2, MIRROR_PAD, TILE, REVERSE,
+    GATHER_V2, GATHER_ND, SCATTER_ND, UNSORTED_SEGMENT_SUM, SPLIT_V, SELECT, ONE_HOT, CAST, IDENTITY, ZEROS_LIKE,
+    ONES_LIKE, FILL, RANGE, TOP_K,
 )  # fmt: skip
 NN: Final[tuple[str, ...]] = (
-    SOFTMAX, CONV2D, CONV2D_BACKPROP_INPUT, CONV2D_BACKPROP_FILTER, MAX_POOL, MAX_POOL_GRAD, AVG_POOL,
-    AVG_POOL_GRAD,
+    SOFTMAX, CONV2D, CONV2D_BACKPROP_INPUT, CONV2D_BACKPROP_FILTER, MAX_POOL, MAX_POOL_GRAD, AVG_POOL, AVG_POOL_GRAD,
 )  # fmt: skip
 RANDOM: Final[tuple[str, ...]] = (
     RANDOM_UNIFORM, RANDOM_NORMAL,

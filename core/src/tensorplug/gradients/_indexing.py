@@ -10,8 +10,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tensorplug import kernel_names as K
-from tensorplug._runtime._registry import GradientSpec
 from tensorplug._runtime._tensor import Tensor
 from tensorplug.ops import (
     add,
@@ -200,20 +198,17 @@ def grad_top_k(dy: list[Tensor], saved: tuple[Any, ...], attrs: dict[str, Any]) 
     return (dx,)
 
 
-GRADIENTS = [
-    GradientSpec(K.CONCAT, grad_concat, inputs_to_save=("tensors",)),
-    GradientSpec(K.PACK, lambda dy, saved, attrs: (lambda: unstack(dy, attrs["axis"]),)),
-    GradientSpec(K.UNPACK, lambda dy, saved, attrs: (lambda: stack(dy, attrs["axis"]),)),
-    GradientSpec(K.SPLIT_V, lambda dy, saved, attrs: (lambda: concat(dy, attrs["axis"]),)),
-    GradientSpec(K.SLICE, grad_slice, inputs_to_save=("x",)),
-    GradientSpec(K.STRIDED_SLICE, grad_strided_slice, inputs_to_save=("x",)),
-    GradientSpec(K.PAD_V2, grad_pad_v2),
-    GradientSpec(K.MIRROR_PAD, grad_mirror_pad),
-    GradientSpec(K.TILE, grad_tile, inputs_to_save=("x",)),
-    GradientSpec(K.REVERSE, lambda dy, saved, attrs: (reverse(dy, attrs["dims"]),)),
-    GradientSpec(K.GATHER_V2, grad_gather_v2, inputs_to_save=("x", "indices")),
-    GradientSpec(K.GATHER_ND, grad_gather_nd, inputs_to_save=("params", "indices")),
-    GradientSpec(K.SCATTER_ND, grad_scatter_nd, inputs_to_save=("indices",)),
-    GradientSpec(K.UNSORTED_SEGMENT_SUM, grad_unsorted_segment_sum, inputs_to_save=("segment_ids",)),
-    GradientSpec(K.TOP_K, grad_top_k, inputs_to_save=("x",), outputs_to_save=(1,)),
-]
+def grad_pack(dy: Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> tuple[Any]:
+    return (lambda: unstack(dy, attrs["axis"]),)
+
+
+def grad_unpack(dy: Any, saved: tuple[Any, ...], attrs: dict[str, Any]) -> tuple[Any]:
+    return (lambda: stack(dy, attrs["axis"]),)
+
+
+def grad_split_v(dy: Any, saved: tuple[Any, ...], attrs: dict[str, Any]) -> tuple[Any]:
+    return (lambda: concat(dy, attrs["axis"]),)
+
+
+def grad_reverse(dy: Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> tuple[Tensor]:
+    return (reverse(dy, attrs["dims"]),)

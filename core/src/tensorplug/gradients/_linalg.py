@@ -5,8 +5,6 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from tensorplug import kernel_names as K
-from tensorplug._runtime._registry import GradientSpec
 from tensorplug._runtime._tensor import Tensor
 from tensorplug.ops import cast, cumsum, einsum, equal, matmul, ones, reshape, sum_to_shape
 from tensorplug.ops._linalg import EINSUM_LABELS
@@ -76,9 +74,3 @@ def _einsum_operand_grad(k: int, dy: Tensor, operands: list[Tensor], equation: s
 def _eye(n: int, dtype: str) -> Tensor:
     index = cumsum(ones((n,), "int32"), exclusive=True)
     return cast(equal(reshape(index, (n, 1)), reshape(index, (1, n))), dtype)
-
-
-GRADIENTS = [
-    GradientSpec(K.BATCH_MAT_MUL, grad_batch_mat_mul, inputs_to_save=("a", "b")),
-    GradientSpec(K.EINSUM, grad_einsum, inputs_to_save=("tensors",)),
-]

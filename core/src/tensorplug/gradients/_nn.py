@@ -1,4 +1,4 @@
-"""Gradients of the neural-network kernels, and the random kernels' not-differentiable entries.
+"""Gradient functions of the neural-network kernels (named by their kernel reference entries).
 
 The convolution kernels are linear in each input, so each one's gradient is
 another of the three (as in TensorFlow.js): second derivatives come for
@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorplug import kernel_names as K
-from tensorplug._runtime._registry import GradientSpec
 from tensorplug._runtime._tensor import Tensor
 from tensorplug.ops import cast, equal, max, mul, ones_like, reshape, sub, sum, tensor, zeros_like
 from tensorplug.ops._nn import (
@@ -130,18 +128,3 @@ def grad_avg_pool_grad(ddx: Tensor, saved: tuple[Any, ...], attrs: dict[str, Any
     """AvgPoolGrad is the transpose of avg_pool (linear): its own transpose is avg_pool; input gives only a shape."""
     (x,) = saved
     return lambda: avg_pool(ddx, *_pool_attrs(attrs)), lambda: zeros_like(x)
-
-
-GRADIENTS = [
-    GradientSpec(K.SOFTMAX, grad_softmax, outputs_to_save=(0,)),
-    GradientSpec(K.CONV2D, grad_conv2d, inputs_to_save=("x", "filter")),
-    GradientSpec(K.CONV2D_BACKPROP_INPUT, grad_conv2d_backprop_input, inputs_to_save=("dy", "filter")),
-    GradientSpec(K.CONV2D_BACKPROP_FILTER, grad_conv2d_backprop_filter, inputs_to_save=("x", "dy")),
-    GradientSpec(K.MAX_POOL, grad_max_pool, inputs_to_save=("x",), outputs_to_save=(0,)),
-    GradientSpec(K.MAX_POOL_GRAD, grad_max_pool_grad, inputs_to_save=("input", "output")),
-    GradientSpec(K.AVG_POOL, grad_avg_pool, inputs_to_save=("x",)),
-    GradientSpec(K.AVG_POOL_GRAD, grad_avg_pool_grad, inputs_to_save=("input",)),
-    # Random kernels have no inputs: explicitly not differentiable.
-    GradientSpec(K.RANDOM_UNIFORM, None),
-    GradientSpec(K.RANDOM_NORMAL, None),
-]

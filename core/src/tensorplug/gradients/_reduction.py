@@ -11,8 +11,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tensorplug import kernel_names as K
-from tensorplug._runtime._registry import GradientSpec
 from tensorplug._runtime._tensor import Tensor
 from tensorplug.ops import (
     broadcast_to,
@@ -119,19 +117,3 @@ def _cumprod_grad(x: Tensor, y: Tensor, dy: Tensor, attrs: dict[str, Any], exact
     else:
         after_grad = zeros_like(x)
     return where(before, before_grad, where(first, first_grad, after_grad))
-
-
-GRADIENTS = [
-    GradientSpec(K.SUM, grad_sum, inputs_to_save=("x",)),
-    GradientSpec(K.PROD, grad_prod, inputs_to_save=("x",)),
-    GradientSpec(K.MEAN, grad_mean, inputs_to_save=("x",)),
-    GradientSpec(K.MAX, grad_extremum, inputs_to_save=("x",), outputs_to_save=(0,)),
-    GradientSpec(K.MIN, grad_extremum, inputs_to_save=("x",), outputs_to_save=(0,)),
-    GradientSpec(K.CUMSUM, grad_cumsum),
-    GradientSpec(K.CUMPROD, grad_cumprod, inputs_to_save=("x",), outputs_to_save=(0,)),
-    # Bool and index outputs: explicitly not differentiable.
-    GradientSpec(K.ALL, None),
-    GradientSpec(K.ANY, None),
-    GradientSpec(K.ARG_MAX, None),
-    GradientSpec(K.ARG_MIN, None),
-]

@@ -1,9 +1,9 @@
-"""Gradients of the elementwise unary kernels: one line each where the rule is simple.
+"""Functions and constants that the unary kernels' gradients use.
 
-A rule (``tensorplug.gradients.unary``) is a formula of ``dy`` and the input
-``x`` or the output ``y``, as ``saves`` says; every rule is written with ops,
-so that it can be differentiated again. Kernels whose gradient reads attrs
-keep a ``grad(dy, saved, attrs)`` function.
+Each gradient is stated on the kernel's reference entry: a formula of ``dy`` and the input ``x`` or the output
+``y`` (made into a rule, ``tensorplug.gradients.unary``), which may call a function here where the formula would
+not read well in one line; kernels whose gradient reads attrs name a ``grad(dy, saved, attrs)`` function here.
+Every one is written with ops, so that it can be differentiated again.
 """
 
 from __future__ import annotations
@@ -11,32 +11,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tensorplug import kernel_names as K
-from tensorplug._runtime._registry import GradientSpec
 from tensorplug._runtime._tensor import Tensor
-from tensorplug.gradients._rules import unary
 from tensorplug.ops import (
-    abs,
     add,
-    cos,
-    cosh,
-    div,
     exp,
     greater,
     greater_equal,
     less_equal,
     mul,
-    neg,
-    sigmoid,
-    sign,
-    sin,
-    sinh,
-    sqrt,
     square,
     step,
-    sub,
     where,
-    zeros_like,
 )
 
 # TensorFlow.js's selu constants (as the numpy kernel's).
@@ -82,51 +67,3 @@ def grad_selu(dy: Tensor, x: Tensor) -> Tensor:
 def grad_rsqrt(dy: Tensor, y: Tensor) -> Tensor:
     """d(x**-1/2)/dx = -y**3 / 2, from the output y."""
     return mul(dy, mul(square(y), mul(y, -0.5)))
-
-
-GRADIENTS = [
-    unary(K.NEG, neg),
-    unary(K.ABS, lambda dy, x: mul(dy, sign(x)), saves="x"),
-    unary(K.SQUARE, lambda dy, x: mul(dy, mul(x, 2.0)), saves="x"),
-    unary(K.RELU, grad_relu, saves="x"),
-    unary(K.RELU6, grad_relu6, saves="x"),
-    GradientSpec(K.CLIP_BY_VALUE, grad_clip_by_value, inputs_to_save=("x",)),
-    GradientSpec(K.LEAKY_RELU, grad_leaky_relu, inputs_to_save=("x",)),
-    unary(K.ELU, grad_elu, saves="y"),
-    unary(K.SELU, grad_selu, saves="x"),
-    unary(K.EXP, lambda dy, y: mul(dy, y), saves="y"),
-    unary(K.EXPM1, lambda dy, x: mul(dy, exp(x)), saves="x"),
-    unary(K.LOG, lambda dy, x: div(dy, x), saves="x"),
-    unary(K.LOG1P, lambda dy, x: div(dy, add(x, 1.0)), saves="x"),
-    unary(K.SQRT, lambda dy, y: div(dy, mul(y, 2.0)), saves="y"),
-    unary(K.RSQRT, grad_rsqrt, saves="y"),
-    unary(K.RECIPROCAL, lambda dy, y: neg(mul(dy, square(y))), saves="y"),
-    unary(K.SIN, lambda dy, x: mul(dy, cos(x)), saves="x"),
-    unary(K.COS, lambda dy, x: neg(mul(dy, sin(x))), saves="x"),
-    unary(K.TAN, lambda dy, y: mul(dy, add(square(y), 1.0)), saves="y"),
-    unary(K.ASIN, lambda dy, x: div(dy, sqrt(sub(1.0, square(x)))), saves="x"),
-    unary(K.ACOS, lambda dy, x: div(neg(dy), sqrt(sub(1.0, square(x)))), saves="x"),
-    unary(K.ATAN, lambda dy, x: div(dy, add(square(x), 1.0)), saves="x"),
-    unary(K.SINH, lambda dy, x: mul(dy, cosh(x)), saves="x"),
-    unary(K.COSH, lambda dy, x: mul(dy, sinh(x)), saves="x"),
-    unary(K.TANH, lambda dy, y: mul(dy, sub(1.0, square(y))), saves="y"),
-    unary(K.ASINH, lambda dy, x: div(dy, sqrt(add(square(x), 1.0))), saves="x"),
-    unary(K.ACOSH, lambda dy, x: div(dy, sqrt(sub(square(x), 1.0))), saves="x"),
-    unary(K.ATANH, lambda dy, x: div(dy, sub(1.0, square(x))), saves="x"),
-    unary(K.ERF, lambda dy, x: mul(dy, mul(exp(neg(square(x))), TWO_OVER_SQRT_PI)), saves="x"),
-    unary(K.SIGMOID, lambda dy, y: mul(dy, mul(y, sub(1.0, y))), saves="y"),
-    unary(K.SOFTPLUS, lambda dy, x: mul(dy, sigmoid(x)), saves="x"),
-    unary(K.SOFTSIGN, lambda dy, x: div(dy, square(add(abs(x), 1.0))), saves="x"),
-    unary(K.IDENTITY, lambda dy: dy),
-    # Piecewise constant: zero gradient (grads-extra offers straight-through estimators).
-    unary(K.STEP, zeros_like),
-    unary(K.CEIL, zeros_like),
-    unary(K.FLOOR, zeros_like),
-    unary(K.ROUND, zeros_like),
-    unary(K.SIGN, zeros_like),
-    # Bool outputs: not differentiable.
-    GradientSpec(K.IS_NAN, None),
-    GradientSpec(K.IS_INF, None),
-    GradientSpec(K.IS_FINITE, None),
-    GradientSpec(K.LOGICAL_NOT, None),
-]

@@ -250,6 +250,9 @@ def _entry_markdown(entry: KernelEntry) -> list[str]:
     for note in entry.notes:
         cited = f" (cases: {', '.join(f'{entry.name}-{c}' for c in note.cases)})" if note.cases else ""
         lines.append(f"- {note.text}{cited}")
+    for k, kink in enumerate(entry.kinks):
+        at = ", ".join(f"{x.name} = {v!r}" for x, v in zip(entry.inputs, kink.at, strict=True))
+        lines.append(f"- gradient at a kink ({at}): {kink.text} (case: {entry.name}-kink-{k})")
     if entry.samples is not None:
         inputs, results = entry.samples.special
         pairs = ", ".join(f"{x!r} -> {y!r}" for x, y in zip(inputs, results, strict=True))
@@ -375,11 +378,22 @@ def entry_text(name: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m tensorplug.kernel_reference``: print the whole page, the entries of the kernels named, or
-    (``--ops``) the index of the public ops."""
+    (``--ops``) the index of the public ops; ``--write`` rewrites every file generated from the entries
+    (``kernel_names.py``, the core's gradient table, and docs/kernels.md and docs/ops.md in a checkout), and
+    ``--check`` lists those out of date (exit status 1) without writing."""
     names = list(sys.argv[1:] if argv is None else argv)
     if names == ["--ops"]:
         sys.stdout.write(ops_markdown())
         return 0
+    if names in (["--write"], ["--check"]):
+        from tensorplug.kernel_reference._generate import write
+
+        changed = write(dry_run=names == ["--check"])
+        for path in changed:
+            print(f"{'wrote' if names == ['--write'] else 'out of date:'} {path}")
+        if not changed:
+            print("every generated file is up to date")
+        return 1 if changed and names == ["--check"] else 0
     try:
         text = "\n".join(entry_text(n) for n in names) if names else markdown()
     except KeyError as exc:

@@ -94,6 +94,54 @@ class Samples:
 
 
 @dataclass(frozen=True)
+class Kink:
+    """A point where the kernel's function has a kink or a jump, and the value its gradient takes there: the
+    derivative does not exist, so this is a convention (TensorFlow.js's unless the text says otherwise).
+
+    At the inputs ``at`` (one number per input of the entry, in order; the op gets ``args`` after them), the gradient
+    of the sum of the op's output with respect to each input of ``grad_inputs`` is ``grads``. The conformance suite
+    pins each one with a case ``kink-<i>`` (float32, on every backend).
+    """
+
+    at: tuple[float, ...]
+    grads: tuple[float, ...]
+    text: str
+    args: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class Grad:
+    """How the core differentiates a kernel, stated on its entry; the core's gradient table
+    (``tensorplug/gradients/_table.py``) is generated from these.
+
+    ``formulas`` give the gradient of each input in ``grad_inputs``, in order, as an expression written with the
+    public ops (``tensorplug.ops``) and the functions and constants of ``tensorplug.gradients``' modules, of ``dy``
+    and what the gradient saves: for a one-input kernel its input ``x`` or its output ``y`` (``saves``), or ``dy``
+    alone; for a broadcasting two-input kernel both inputs, by name, each gradient summed back to its input's
+    shape (``tensorplug.gradients.unary`` and ``binary`` build them). ``function`` instead names a
+    ``grad(dy, saved, attrs)`` function of ``tensorplug.gradients``' modules, for a gradient that reads attrs,
+    shares an intermediate or has several outputs; ``saves`` are then the inputs it saves and ``outputs`` the
+    outputs. Build one with :func:`rule` or :func:`function`.
+    """
+
+    formulas: tuple[str, ...] = ()
+    function: str = ""
+    saves: tuple[str, ...] = ()
+    outputs: tuple[int, ...] = ()
+
+
+def rule(*formulas: str, saves: str | None = None) -> Grad:
+    """A gradient written as formulas: one per input that gets a gradient (see :class:`Grad`); ``saves`` is ``"x"``
+    (the input) or ``"y"`` (the output) of a one-input kernel, or None."""
+    return Grad(formulas=formulas, saves=() if saves is None else (saves,))
+
+
+def function(name: str, *, saves: tuple[str, ...] = (), outputs: tuple[int, ...] = ()) -> Grad:
+    """A gradient written as the function ``name`` of ``tensorplug.gradients``' modules (see :class:`Grad`)."""
+    return Grad(function=name, saves=saves, outputs=outputs)
+
+
+@dataclass(frozen=True)
 class KernelEntry:
     """The reference of one kernel.
 
@@ -109,7 +157,11 @@ class KernelEntry:
     ``samples``, for a floating-point unary kernel, says where the
     conformance suite compares the op with that formula and which edge
     values it promises (the suite builds the kernel's standard cases from
-    them).
+    them). ``grad`` is the core's gradient of the kernel (:class:`Grad`):
+    required where ``gradient`` is ``"yes"``; a ``"zero"`` kernel of one
+    input without one gets ``zeros_like(dy)``. ``kinks`` state the
+    gradient's value where the function has a kink or a jump
+    (:class:`Kink`), each pinned by a conformance case.
     """
 
     name: str
@@ -126,6 +178,8 @@ class KernelEntry:
     outputs_per: str | None = None
     numpy: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
     samples: Samples | None = None
+    grad: Grad | None = None
+    kinks: tuple[Kink, ...] = ()
 
     def __post_init__(self) -> None:
         problems = _problems(self)
@@ -267,6 +321,46 @@ def _problems(entry: KernelEntry) -> list[str]:
             found.append(f"note {note.text!r}: its text is empty or a case name is not a non-empty string")
     if entry.samples is not None:
         found.extend(_sample_problems(entry))
+    found.extend(_grad_problems(entry))
+    for kink in entry.kinks:
+        if entry.gradient == "none":
+            found.append("kinks on a kernel declared not differentiable")
+        if len(kink.at) != len(names) or len(kink.grads) != len(entry.grad_inputs):
+            found.append(
+                f"kink {kink.text!r} gives {len(kink.at)} input values and {len(kink.grads)} gradients; give one "
+                f"value per input ({names}) and one gradient per grad input ({list(entry.grad_inputs)})"
+            )
+    return found
+
+
+def _grad_problems(entry: KernelEntry) -> list[str]:
+    grad, names = entry.grad, [i.name for i in entry.inputs]
+    if grad is None:
+        if entry.gradient == "yes" or (entry.gradient == "zero" and len(names) != 1):
+            return [f"gradient {entry.gradient!r} but no grad: state the core's gradient (rule(...) or function(...))"]
+        return []
+    if entry.gradient == "none":
+        return ["gradient 'none' but a grad"]
+    if bool(grad.formulas) == bool(grad.function):
+        return ["its grad gives formulas or a function: exactly one of them"]
+    if grad.function:
+        found = [] if grad.function.isidentifier() else [f"grad function {grad.function!r} is not a Python name"]
+        unknown = [n for n in grad.saves if n not in names]
+        if unknown:
+            found.append(f"its grad saves {unknown}, which are not inputs (inputs: {names})")
+        return found
+    found = []
+    if len(grad.formulas) != len(entry.grad_inputs):
+        found.append(f"its grad gives {len(grad.formulas)} formulas for {len(entry.grad_inputs)} grad_inputs")
+    if len(grad.formulas) == 1 and not (len(names) == 1 and grad.saves in ((), ("x",), ("y",))):
+        found.append("a one-formula grad is for a kernel of one input, saving 'x', 'y' or nothing")
+    if len(grad.formulas) == 2 and (len(names) != 2 or grad.saves or grad.outputs):
+        found.append("a two-formula grad is for a kernel of two inputs, and saves both (give no saves)")
+    for formula in grad.formulas:
+        try:
+            compile(formula, f"<grad of {entry.name}>", "eval")
+        except SyntaxError as exc:
+            found.append(f"its grad formula {formula!r} is not a Python expression ({exc.msg})")
     return found
 
 

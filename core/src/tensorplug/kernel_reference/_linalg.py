@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tensorplug.kernel_reference._entries import NUMERIC, Attr, Input, KernelEntry, Note, Output
+from tensorplug.kernel_reference._entries import NUMERIC, Attr, Input, KernelEntry, Note, Output, function
 
 ENTRIES = [
     KernelEntry(
@@ -19,6 +19,7 @@ ENTRIES = [
                Note("an empty inner dimension gives zeros; inf * 0 is NaN", ("empty-inner-is-zero",
                                                                               "inf-times-zero")),
                Note("integers keep their dtype", ("int32", "int64"))),
+        grad=function("grad_batch_mat_mul", saves=("a", "b")),
     ),
     KernelEntry(
         name="Einsum", family="linalg", summary="Einstein summation over labelled axes", ops=("tp.einsum",),
@@ -34,5 +35,6 @@ ENTRIES = [
                Note("any number of operands", ("three-operands",)),
                Note("an empty contraction gives zeros; inf * 0 is NaN", ("empty-contraction-is-zero",
                                                                           "inf-times-zero"))),
+        grad=function("grad_einsum", saves=("tensors",)),
     ),
 ]  # fmt: skip

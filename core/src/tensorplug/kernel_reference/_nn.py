@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tensorplug.kernel_reference._entries import FLOAT, NUMERIC, Attr, Input, KernelEntry, Note, Output
+from tensorplug.kernel_reference._entries import FLOAT, NUMERIC, Attr, Input, KernelEntry, Note, Output, function
 
 _STRIDES = Attr("strides", "tuple[int, int]", "(height, width), positive", form="positive-pair")
 _DILATIONS = Attr("dilations", "tuple[int, int]", "(height, width), positive", form="positive-pair")
@@ -22,6 +22,7 @@ ENTRIES = [
         notes=(Note("stable for large logits (shift by the maximum first)", ("large-is-stable",)),
                Note("a -inf logit gets 0; a NaN makes its row NaN", ("minus-inf", "nan")),
                Note("empty logits give an empty result", ("empty",))),
+        grad=function("grad_softmax", outputs=(0,)),
     ),
     KernelEntry(
         name="Conv2D", family="nn", summary="2-D cross-correlation of x with filter (no flip, as TensorFlow)",
@@ -37,6 +38,7 @@ ENTRIES = [
                Note("dilations space the filter taps", ("explicit-dilated",)),
                Note("an empty batch or no output channels give an empty result", ("empty-batch",
                                                                                  "no-out-channels"))),
+        grad=function("grad_conv2d", saves=("x", "filter")),
     ),
     KernelEntry(
         name="Conv2DBackpropInput", family="nn", summary="the gradient of Conv2D for its input (conv2d_transpose)",
@@ -48,6 +50,7 @@ ENTRIES = [
         dtypes="dy and filter are one float dtype; y has it", gradient="yes", grad_inputs=("dy", "filter"),
         notes=(Note("input pixels no window covers get 0", ("transpose-uncovered-edge",)),
                Note("an empty batch gives an empty result", ("empty-batch",))),
+        grad=function("grad_conv2d_backprop_input", saves=("dy", "filter")),
     ),
     KernelEntry(
         name="Conv2DBackpropFilter", family="nn", summary="the gradient of Conv2D for its filter",
@@ -58,6 +61,7 @@ ENTRIES = [
         outputs=(Output("like:x", doc="filter_shape"),),
         dtypes="x and dy are one float dtype; y has it", gradient="yes", grad_inputs=("x", "dy"),
         notes=(Note("an empty batch gives zeros", ("empty-batch",)),),
+        grad=function("grad_conv2d_backprop_filter", saves=("x", "dy")),
     ),
     KernelEntry(
         name="MaxPool", family="nn", summary="the maximum of each window", ops=("tp.max_pool",),
@@ -69,6 +73,7 @@ ENTRIES = [
                Note("NaN propagates", ("nan",)),
                Note("gradient: each window's dy goes to the first maximum (row-major) of the window, through "
                     "MaxPoolGrad", ())),
+        grad=function("grad_max_pool", saves=("x",), outputs=(0,)),
     ),
     KernelEntry(
         name="MaxPoolGrad", family="nn", summary="the gradient of MaxPool: each window's dy to its first maximum",
@@ -81,6 +86,7 @@ ENTRIES = [
         notes=(Note("ties: the first maximum of the window in row-major order takes all of its dy; overlapping "
                     "windows add up", ("tie-goes-to-first", "same-overlapping")),
                Note("gradient: linear in dy; zero for input and output", ("ties-grad-dy",))),
+        grad=function("grad_max_pool_grad", saves=("input", "output")),
     ),
     KernelEntry(
         name="AvgPool", family="nn", summary="the mean of each window over its elements inside x",
@@ -92,6 +98,7 @@ ENTRIES = [
         notes=(Note("padding is not counted: a window's mean is over the elements inside x",
                     ("padding-not-counted", "same")),
                Note("NaN and inf propagate", ("nan-inf",))),
+        grad=function("grad_avg_pool", saves=("x",)),
     ),
     KernelEntry(
         name="AvgPoolGrad", family="nn", summary="the gradient of AvgPool: each window's dy shared over its "
@@ -102,5 +109,6 @@ ENTRIES = [
         dtypes="dy and input are one float dtype; y has it", gradient="yes", grad_inputs=("dy",),
         notes=(Note("padding not counted, overlapping windows add up", ("hand", "same-overlapping")),
                Note("gradient: linear in dy; zero for input", ())),
+        grad=function("grad_avg_pool_grad", saves=("input",)),
     ),
 ]  # fmt: skip

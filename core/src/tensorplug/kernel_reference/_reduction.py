@@ -8,10 +8,12 @@ from tensorplug.kernel_reference._entries import (
     FLOAT,
     NUMERIC,
     Attr,
+    Grad,
     KernelEntry,
     Note,
     Output,
     _x,
+    function,
 )
 
 _AXES = Attr("axis", "tuple[int, ...]", "the axes to reduce: sorted, distinct, non-negative (None and negative axes "
@@ -28,6 +30,7 @@ def _reduction(
     out: str = "like:x",
     gradient: str = "yes",
     rule: str = "",
+    grad: Grad | None = None,
 ) -> KernelEntry:
     return KernelEntry(
         name=name,
@@ -41,6 +44,7 @@ def _reduction(
         gradient=gradient,
         grad_inputs=("x",) if gradient == "yes" else (),
         notes=notes,
+        grad=grad,
     )
 
 
@@ -56,7 +60,7 @@ def _arg(name: str, summary: str, op: str, ties: tuple[str, ...]) -> KernelEntry
     )  # fmt: skip
 
 
-def _scan(name: str, summary: str, op: str, identity: str, *notes: Note) -> KernelEntry:
+def _scan(name: str, summary: str, op: str, identity: str, *notes: Note, grad: Grad) -> KernelEntry:
     return KernelEntry(
         name=name, family="reduction", summary=summary, ops=(op,), inputs=_x(NUMERIC),
         attrs=(Attr("axis", "int", "one axis, non-negative", form="axis"),
@@ -66,6 +70,7 @@ def _scan(name: str, summary: str, op: str, identity: str, *notes: Note) -> Kern
         dtypes="x is numeric (the op casts bool to int32); y has x's dtype", gradient="yes", grad_inputs=("x",),
         notes=(Note("exclusive and reverse combine as TensorFlow.js's", ("exclusive", "reverse", "exclusive-reverse")),
                *notes, Note("an empty x gives an empty y", ("empty",))),
+        grad=grad,
     )  # fmt: skip
 
 
@@ -75,26 +80,31 @@ ENTRIES = [
                                                                          "no-axes-is-identity")),
                Note("integers keep their dtype and wrap (no widening to int64)", ("int32-wraps",)),
                Note("inf - inf is NaN; NaN propagates", ("inf-minus-inf-nan", "nan")),
-               op="tp.sum", rule="x is numeric (the op casts bool to int32); y has x's dtype"),
+               op="tp.sum", rule="x is numeric (the op casts bool to int32); y has x's dtype",
+               grad=function("grad_sum", saves=("x",))),
     _reduction("Prod", "the product over axis", NUMERIC,
                Note("1 over no elements", ("empty-axis-is-one", "empty-all")),
                Note("integers keep their dtype and wrap", ("int32-wraps",)),
                Note("inf * 0 is NaN; NaN propagates", ("inf-times-zero-nan", "nan")),
-               op="tp.prod", rule="x is numeric (the op casts bool to int32); y has x's dtype"),
+               op="tp.prod", rule="x is numeric (the op casts bool to int32); y has x's dtype",
+               grad=function("grad_prod", saves=("x",))),
     _reduction("Mean", "the mean over axis", FLOAT,
                Note("NaN over no elements, without an error", ("empty-nan", "empty-axis-nan")),
                Note("NaN propagates", ("nan",)), op="tp.mean",
-               rule="x is float32 or float64 (the op casts integers and bool to float32); y has x's dtype"),
+               rule="x is float32 or float64 (the op casts integers and bool to float32); y has x's dtype",
+               grad=function("grad_mean", saves=("x",))),
     _reduction("Max", "the maximum over axis", NUMERIC,
                Note("NaN propagates (any NaN gives NaN)", ("nan-propagates",)),
                Note("never called over an axis of size 0 (the op refuses it)", ("empty-axis", "empty-all")),
                Note("gradient: ties share dy (every maximal element gets all of it)", ("grad-ties",)),
-               op="tp.max", rule="x is numeric (the op refuses bool); y has x's dtype"),
+               op="tp.max", rule="x is numeric (the op refuses bool); y has x's dtype",
+               grad=function("grad_extremum", saves=("x",), outputs=(0,))),
     _reduction("Min", "the minimum over axis", NUMERIC,
                Note("NaN propagates", ("nan-propagates",)),
                Note("never called over an axis of size 0 (the op refuses it)", ("empty-axis",)),
                Note("gradient: ties share dy (every minimal element gets all of it)", ("grad-ties",)),
-               op="tp.min", rule="x is numeric (the op refuses bool); y has x's dtype"),
+               op="tp.min", rule="x is numeric (the op refuses bool); y has x's dtype",
+               grad=function("grad_extremum", saves=("x",), outputs=(0,))),
     _reduction("All", "logical and over axis", BOOL, Note("True over no elements", ("empty-is-true", "empty-axis")),
                op="tp.all", out="bool", gradient="none", rule="x is bool; y is bool"),
     _reduction("Any", "logical or over axis", BOOL, Note("False over no elements", ("empty-is-false", "empty-axis")),
@@ -103,7 +113,8 @@ ENTRIES = [
     _arg("ArgMin", "the index of the smallest value along axis", "tp.argmin",
          ("default-axis0-ties-first", "axis1-ties-first")),
     _scan("Cumsum", "the cumulative sum along axis", "tp.cumsum", "0",
-          Note("inf + -inf is NaN from there on", ("inf-nan",))),
+          Note("inf + -inf is NaN from there on", ("inf-nan",)), grad=function("grad_cumsum")),
     _scan("Cumprod", "the cumulative product along axis", "tp.cumprod", "1",
-          Note("inf * 0 is NaN from there on; zeros are exact", ("inf-nan", "zero"))),
+          Note("inf * 0 is NaN from there on; zeros are exact", ("inf-nan", "zero")),
+          grad=function("grad_cumprod", saves=("x",), outputs=(0,))),
 ]  # fmt: skip
