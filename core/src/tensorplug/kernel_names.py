@@ -11,7 +11,7 @@ Generated from the kernel reference's entries (tensorplug/kernel_reference/_<fam
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 # Elementwise unary (input x)
 ABS: Final = "Abs"
@@ -179,18 +179,3 @@ FAMILIES: Final[dict[str, tuple[str, ...]]] = {
     "random": RANDOM,
 }
 """The catalogue by family, in catalogue order; a backend keeps each family's kernels in a module ``_<family>``."""
-
-if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> str:
-        # An entry added to the kernel reference since this file was generated: its name is found from the
-        # entries, so that the code naming it (and the generator) runs before the file is brought up to date.
-        if name.startswith("_") or not name.isupper():
-            raise AttributeError(f"module 'tensorplug.kernel_names' has no attribute {name!r}")
-        from tensorplug.kernel_factories import _WORD_BREAK
-        from tensorplug.kernel_reference import REFERENCE
-
-        for kernel in REFERENCE:
-            if _WORD_BREAK.sub("_", kernel).upper() == name:
-                return kernel
-        raise AttributeError(f"module 'tensorplug.kernel_names' has no attribute {name!r}")
