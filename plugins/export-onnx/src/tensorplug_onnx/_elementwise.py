@@ -9,8 +9,11 @@ without overflow. Kernels ONNX Runtime implements for float32 only are refused f
 from __future__ import annotations
 
 import numpy as np
+import onnx.defs
 
 from tensorplug import kernel_names as K
+from tensorplug.kernel_reference import REFERENCE
+from tensorplug_onnx import OPSET
 from tensorplug_onnx._graph import Converter, Graph, Refused, StepView
 
 FLOATS = ("float32", "float64")
@@ -211,6 +214,23 @@ UNARY: dict[str, Converter] = {
     K.IS_FINITE: _is("IsFinite", integers=True),
     K.LOGICAL_NOT: lambda g, s: g.op("Not", s.x("x")),
 }
+
+
+def derived_unary() -> dict[str, Converter]:
+    """A converter for each unary kernel of the catalogue that has no row in :data:`UNARY` and is named like an
+    ONNX operator of the default domain (in the opset written, one input and one output): that operator, for
+    float32. ONNX Runtime implements many such operators for float32 only; a row in UNARY can say more, or compose
+    operators where the ONNX operator's values differ from the kernel's (the export conformance run compares
+    them)."""
+    derived = {}
+    for entry in REFERENCE.values():
+        simple = entry.family == "unary" and not entry.attrs and len(entry.inputs) == len(entry.outputs) == 1
+        if not simple or entry.name in UNARY or not onnx.defs.has(entry.name):
+            continue
+        schema = onnx.defs.get_schema(entry.name, OPSET)
+        if len(schema.inputs) == len(schema.outputs) == 1 and not schema.deprecated:
+            derived[entry.name] = _plain(entry.name, ("float32",))
+    return derived
 
 
 # -- binary ------------------------------------------------------------------------------------------------------

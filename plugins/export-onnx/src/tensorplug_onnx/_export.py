@@ -21,11 +21,12 @@ from onnx import helper
 from tensorplug import Assign, ExportRequest, Step
 from tensorplug import kernel_names as K
 from tensorplug_onnx import OPSET
-from tensorplug_onnx._elementwise import BINARY, UNARY
+from tensorplug_onnx._elementwise import BINARY, UNARY, derived_unary
 from tensorplug_onnx._graph import ONNX_TYPES, Converter, Graph, Refused, StepView, describe, refuse
 from tensorplug_onnx._structure import LINALG, NN, REDUCTION, SHAPE
 
-CONVERTERS: dict[str, Converter] = {**UNARY, **BINARY, **REDUCTION, **LINALG, **SHAPE, **NN}
+CONVERTERS: dict[str, Converter] = {**UNARY, **derived_unary(), **BINARY, **REDUCTION, **LINALG, **SHAPE, **NN}
+"""Each kernel's converter: the rows of the tables, and a unary kernel named like an ONNX operator (derived)."""
 
 # Why each kernel of the catalogue without a converter is not exported.
 GRADIENT_ONLY = "it is the gradient of another kernel: inference programs do not compute gradients"
@@ -133,7 +134,12 @@ def _convert(graph: Graph, index: int, step: Step) -> None:
             raise refuse(request, f"{describe(request, index, step)}: the dtype {dtype!r} has no ONNX type here")
     converter = CONVERTERS.get(step.kernel)
     if converter is None:
-        why = NOT_EXPORTED.get(step.kernel, "it is not a kernel of tensorplug's catalogue, so its meaning is unknown")
+        why = NOT_EXPORTED.get(step.kernel) or (
+            "no converter writes this catalogue kernel: add its row to tensorplug_onnx/_elementwise.py's UNARY or "
+            "BINARY table (or to _structure.py's tables)"
+            if step.kernel in K.CATALOGUE
+            else "it is not a kernel of tensorplug's catalogue, so its meaning is unknown"
+        )
         raise refuse(
             request,
             f"{describe(request, index, step)} cannot be exported to ONNX: {why}. tensorplug_onnx.exportable_kernels() "
