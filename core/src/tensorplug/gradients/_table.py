@@ -5,6 +5,8 @@ Generated from the kernel reference's entries (tensorplug/kernel_reference/_<fam
 ``python -m tensorplug.kernel_reference --write``: edit the entries, not this file.
 """
 
+# ruff: noqa: E501  (a formula stays on one line, as its entry writes it)
+
 from __future__ import annotations
 
 from tensorplug._runtime._registry import GradientSpec
@@ -75,6 +77,7 @@ from tensorplug.ops import (
     sub,
     sum_to_shape,
     tensor,
+    where,
     zeros_like,
 )
 
@@ -92,6 +95,11 @@ GRADIENTS = [
     unary("Erf", lambda dy, x: mul(dy, mul(exp(neg(square(x))), TWO_OVER_SQRT_PI)), saves="x"),
     unary("Exp", lambda dy, y: mul(dy, y), saves="y"),
     unary("Expm1", lambda dy, x: mul(dy, exp(x)), saves="x"),
+    unary(
+        "HardSwish",
+        lambda dy, x: mul(dy, where(greater(x, -3.0), where(less_equal(x, 3.0), div(add(mul(x, 2.0), 3.0), 6.0), 1.0), 0.0)),
+        saves="x",
+    ),
     unary("Log", lambda dy, x: div(dy, x), saves="x"),
     unary("Log1p", lambda dy, x: div(dy, add(x, 1.0)), saves="x"),
     unary("Neg", lambda dy: neg(dy)),

@@ -158,6 +158,13 @@ ENTRIES = [
               numpy=np.expm1,
               points=(-3.0, -1e-5, 0.0, 1e-7, 1.0, 5.0),
               special=((NAN, INF, -INF), (NAN, INF, -1.0)), grad=rule("mul(dy, exp(x))", saves="x")),
+    _floating("HardSwish", "x * relu6(x + 3) / 6: 0 below -3, x above 3", op="tp.hard_swish",
+              numpy=lambda x: x * np.clip(x + 3, 0, 6) / 6, points=(-5.0, -2.0, -0.5, 0.0, 1.0, 4.0),
+              grad_at=(-4.0, -1.2, 0.3, 1.5, 4.0), special=((NAN, INF, -INF, -0.0), (NAN, INF, NAN, -0.0)),
+              grad=rule("mul(dy, where(greater(x, -3.0), where(less_equal(x, 3.0), div(add(mul(x, 2.0), 3.0), 6.0), "
+                        "1.0), 0.0))", saves="x"),
+              kinks=(Kink((-3.0,), (0.0,), "at -3 the gradient is 0, the slope from the left"),
+                     Kink((3.0,), (1.5,), "at 3 the gradient is 1.5 * dy, the slope from the left"))),
     _floating("Log", "natural logarithm", Note("log(0) is -inf, log of a negative is NaN", ("special",)),
               op="tp.log", numpy=np.log,
               points=(1e-3, 0.5, 1.0, 2.0, math.e, 1e6), ints=(1, 4, 9), grad_at=(0.4, 1.0, 3.5),

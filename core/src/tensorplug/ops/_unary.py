@@ -61,6 +61,7 @@ __all__ = [
     "sinh",
     "softplus",
     "softsign",
+    "hard_swish",
     "sqrt",
     "square",
     "step",
@@ -142,6 +143,7 @@ _ERF = Site("erf", K.ERF)
 _SIGMOID = Site("sigmoid", K.SIGMOID)
 _SOFTPLUS = Site("softplus", K.SOFTPLUS)
 _SOFTSIGN = Site("softsign", K.SOFTSIGN)
+_HARD_SWISH = Site("hard_swish", K.HARD_SWISH)
 _ELU = Site("elu", K.ELU)
 _SELU = Site("selu", K.SELU)
 _ISNAN = Site("isnan", K.IS_NAN, out="bool")
@@ -363,6 +365,12 @@ def softplus(x: Any) -> Tensor:
 def softsign(x: Any) -> Tensor:
     """x / (1 + |x|), elementwise: a smooth sign in (-1, 1), as TensorFlow's ``tf.nn.softsign``."""
     return unary(_SOFTSIGN, x, _floating)
+
+
+def hard_swish(x: Any) -> Tensor:
+    """x * relu6(x + 3) / 6, elementwise: 0 below -3, x above 3 (as Keras's ``hard_swish`` and PyTorch's
+    ``hardswish``)."""
+    return unary(_HARD_SWISH, x, _floating)
 
 
 def elu(x: Any) -> Tensor:
