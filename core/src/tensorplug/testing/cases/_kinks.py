@@ -3,7 +3,8 @@
 Where a kernel's function has a kink or a jump (relu at 0, relu6 at 0 and 6, clip_by_value at its bounds, a tie
 of maximum, the jumps of round...), its derivative does not exist and the numeric gradient checks stay away; the
 gradient the core gives there is a convention, which each entry states (``KernelEntry.kinks``). Each kink becomes a
-case ``<kernel>-kink-<i>``: the gradient of the sum of the op's output at that point, in float32.
+case ``<kernel>-kink-<i>``: the gradient of the sum of the op's output at that point, in float32 (a one-element
+vector: a 0-d comparison may give a shared scalar object, which a traced program cannot replay).
 """
 
 from __future__ import annotations
@@ -36,12 +37,12 @@ def kink_cases(entry: KernelEntry) -> list[Case]:
     positions = [names.index(n) for n in entry.grad_inputs]
     cases = []
     for i, kink in enumerate(entry.kinks):
-        grads = tuple(f32(g) for g in kink.grads)
+        grads = tuple(f32([g]) for g in kink.grads)
         cases.append(
             Case(
                 entry.name,
                 _gradients(op, kink, positions),
-                tuple(f32(v) for v in kink.at),
+                tuple(f32([v]) for v in kink.at),
                 grads[0] if len(grads) == 1 else grads,
                 name=f"kink-{i}",
                 dtypes=("bool",),
