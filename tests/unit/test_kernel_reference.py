@@ -108,7 +108,7 @@ def test_an_entry_with_seven_sample_points_is_refused_where_it_is_made() -> None
     with pytest.raises(EntryError) as caught:
         dataclasses.replace(softsign, samples=seven)
     message = str(caught.value)
-    assert message.startswith("kernel reference entry 'Softsign': Samples.points has 7 values, not 6")
+    assert message.startswith("kernel reference entry 'Softsign': Samples.points has 7 values; give an even number")
     assert "kernel_reference/_unary.py" in message
 
 

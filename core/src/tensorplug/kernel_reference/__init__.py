@@ -5,8 +5,8 @@ lists, the dtypes the ops hand over), its attrs (names, Python types and the
 canonical form the ops put them in), its outputs (how many, their dtype),
 whether the core differentiates it, and its edge conventions (ties,
 out-of-range indices, division by zero, NaN, rounding, empty inputs), each
-citing the conformance cases that check it. A floating-point unary kernel's
-entry also gives its result as a NumPy formula, the points to sample it at
+citing the conformance cases that check it. A unary kernel's entry
+also gives its result as a NumPy formula, the points to sample it at
 and its special values worked out by hand (:class:`Samples`): the
 conformance suite builds that kernel's standard cases from them. The facts
 come from the ops (what they pass to ``run_kernel``), the NumPy kernels and

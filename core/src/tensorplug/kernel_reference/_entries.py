@@ -76,13 +76,14 @@ class Note:
 
 @dataclass(frozen=True)
 class Samples:
-    """Where the conformance suite samples a floating-point unary kernel, and the edge values it promises.
+    """Where the conformance suite samples a unary kernel, and the edge values it promises.
 
     Its standard cases compare the op with the entry's ``numpy`` formula,
-    evaluated in float64: at ``points`` (as float32, as float64 and one of
-    them as a 0-d tensor), at ``ints`` (as int32 and int64), at False and
-    True, and, with a numerical gradient check, at ``grad`` (points away
-    from poles and the edges of the domain). ``special`` pairs edge inputs
+    evaluated in extended precision: at ``points`` (as float32, as float64
+    in two rows and the fourth as a 0-d tensor), at ``ints`` (as int32 and
+    int64), for a floating-point kernel at False and True (a numeric one
+    refuses bool), and, with a numerical gradient check, at ``grad`` (points
+    away from poles, kinks and the edges of the domain). ``special`` pairs edge inputs
     (NaN, ±inf, ±0, the ends of the domain) with their results, worked out
     by hand: the formula is not asked about them.
     """
@@ -154,7 +155,7 @@ class KernelEntry:
     ``numpy`` is the kernel's result written with NumPy, given its inputs as
     NumPy arrays (float64 ones for a floating-point kernel), where a formula
     says it all: the tests' independent reference for the kernel's op.
-    ``samples``, for a floating-point unary kernel, says where the
+    ``samples``, for a unary kernel of FLOAT or NUMERIC dtypes, says where the
     conformance suite compares the op with that formula and which edge
     values it promises (the suite builds the kernel's standard cases from
     them). ``grad`` is the core's gradient of the kernel (:class:`Grad`):
@@ -273,9 +274,9 @@ def _x(dtypes: tuple[str, ...]) -> tuple[Input, ...]:
 
 _NAME = re.compile(r"[A-Z][A-Za-z0-9]*")
 _GRADIENTS = ("yes", "zero", "none")
-SAMPLE_POINTS = 6
-"""How many points a :class:`Samples` gives: the standard cases take them as a float32 vector, as a 2x3 float64
-tensor, and the fourth as a 0-d tensor."""
+MIN_SAMPLE_POINTS = 4
+"""The fewest points a :class:`Samples` gives (an even number): the standard cases take them as a float32 vector,
+as a float64 tensor of two rows, and the fourth as a 0-d tensor."""
 
 
 def _problems(entry: KernelEntry) -> list[str]:
@@ -368,14 +369,15 @@ def _sample_problems(entry: KernelEntry) -> list[str]:
     samples = entry.samples
     assert samples is not None
     found: list[str] = []
-    if entry.family != "unary" or entry.inputs[0].dtypes != FLOAT:
-        found.append("samples are for floating-point unary kernels (family 'unary', dtypes FLOAT)")
+    if entry.family != "unary" or entry.inputs[0].dtypes not in (FLOAT, NUMERIC):
+        found.append("samples are for unary kernels of dtypes FLOAT or NUMERIC")
     if entry.numpy is None:
         found.append("it gives samples but no numpy formula to compare them with")
-    if len(samples.points) != SAMPLE_POINTS:
+    if len(samples.points) % 2 or len(samples.points) < MIN_SAMPLE_POINTS:
         found.append(
-            f"Samples.points has {len(samples.points)} values, not {SAMPLE_POINTS} (the standard cases take them as a "
-            "float32 vector, a 2x3 float64 tensor, and the fourth as a 0-d tensor)"
+            f"Samples.points has {len(samples.points)} values; give an even number, at least {MIN_SAMPLE_POINTS} (the "
+            "standard cases take them as a float32 vector, a float64 tensor of two rows, and the fourth as a 0-d "
+            "tensor)"
         )
     if not all(math.isfinite(p) for p in (*samples.points, *samples.grad)):
         found.append("Samples.points and Samples.grad are finite (NaN and ±inf go in Samples.special)")

@@ -44,6 +44,7 @@ def _unary(
     gradient: str = "yes",
     dtype_rule: str = "",
     numpy: Callable[..., Any] | None = None,
+    samples: Samples | None = None,
     grad: Grad | None = None,
     kinks: tuple[Kink, ...] = (),
 ) -> KernelEntry:
@@ -69,6 +70,7 @@ def _unary(
         grad_inputs=("x",) if gradient != "none" else (),
         notes=notes,
         numpy=numpy,
+        samples=samples,
         grad=grad,
         kinks=kinks,
     )
@@ -82,6 +84,12 @@ _SUBNORMAL = Note(
 
 
 _SAMPLES = Samples()
+
+
+def _numeric(special: tuple[tuple[float, ...], tuple[float, ...]], grad_at: tuple[float, ...]) -> Samples:
+    """Where a numeric kernel that keeps x's dtype is sampled: around its kinks and jumps, halves and whole numbers,
+    and at ``grad_at`` (away from them) for the gradient check."""
+    return Samples(special, (-7.5, -2.5, -1.5, -0.5, 0.0, 0.3, 1.5, 2.5, 6.0, 7.25), (-7, -1, 0, 2, 6, 9), grad_at)
 
 
 def _floating(
@@ -107,7 +115,8 @@ def _floating(
 ENTRIES = [
     _unary("Abs", "|x|", NUMERIC, Note("abs(-0.0) is 0.0, abs(±inf) is inf", ("special",)), _EMPTY, op="tp.abs",
            grad=rule("mul(dy, sign(x))", saves="x"),
-           kinks=(Kink((0.0,), (0.0,), "at 0 the gradient is 0 (dy times sign(x))"),)),
+           kinks=(Kink((0.0,), (0.0,), "at 0 the gradient is 0 (dy times sign(x))"),),
+           numpy=np.abs, samples=_numeric(((NAN, INF, -INF, -0.0), (NAN, INF, INF, 0.0)), (-1.3, 0.7, 2.1))),
     _floating("Acos", "inverse cosine, in [0, pi]", Note("NaN outside [-1, 1]", ("special",)), op="tp.acos",
               numpy=np.arccos,
               points=(-1.0, -0.5, 0.0, 0.25, 0.9, 1.0), ints=(-1, 0, 1), grad_at=(-0.6, 0.1, 0.7),
@@ -176,7 +185,8 @@ ENTRIES = [
     _unary("Neg", "-x", NUMERIC, Note("NaN stays NaN, ±inf change sign", ("special",)),
            Note("subnormal inputs are negated exactly (a backend declaring flush_to_zero is not asked)",
                 ("subnormal",)), _EMPTY,
-           op="tp.neg (and -x)", grad=rule("neg(dy)")),
+           op="tp.neg (and -x)", grad=rule("neg(dy)"),
+           numpy=lambda x: -x, samples=_numeric(((NAN, INF, -INF, 0.0), (NAN, -INF, INF, -0.0)), (-1.3, 0.7, 2.1))),
     _floating("Reciprocal", "1 / x", Note("1/±0 is ±inf, 1/±inf is ±0", ("special",)), op="tp.reciprocal",
               numpy=lambda x: 1 / x,
               points=(-4.0, -0.5, 0.1, 1.0, 3.0, 1e3), ints=(-2, 1, 4), grad_at=(-1.5, 0.4, 2.0),
@@ -184,11 +194,14 @@ ENTRIES = [
               grad=rule("neg(mul(dy, square(y)))", saves="y")),
     _unary("Relu", "max(x, 0)", NUMERIC, Note("relu(NaN) is NaN", ("special",)), _EMPTY, op="tp.relu",
            grad=rule("grad_relu(dy, x)", saves="x"),
-           kinks=(Kink((0.0,), (0.0,), "at 0 the gradient is 0: dy passes where x > 0"),)),
+           kinks=(Kink((0.0,), (0.0,), "at 0 the gradient is 0: dy passes where x > 0"),),
+           numpy=lambda x: np.maximum(x, 0), samples=_numeric(((NAN, INF, -INF), (NAN, INF, 0.0)), (-1.3, 0.7, 2.1))),
     _unary("Relu6", "min(max(x, 0), 6)", NUMERIC, Note("relu6(NaN) is NaN, relu6(inf) is 6", ("special",)), _EMPTY,
            op="tp.relu6", grad=rule("grad_relu6(dy, x)", saves="x"),
            kinks=(Kink((0.0,), (0.0,), "at 0 the gradient is 0: dy passes where 0 < x <= 6"),
-                  Kink((6.0,), (1.0,), "at 6 the gradient is dy"))),
+                  Kink((6.0,), (1.0,), "at 6 the gradient is dy")),
+           numpy=lambda x: np.clip(x, 0, 6), samples=_numeric(((NAN, INF, -INF, 6.0),
+                                                               (NAN, 6.0, 0.0, 6.0)), (-1.3, 0.7, 5.2, 7.1))),
     _floating("Rsqrt", "1 / sqrt(x)", Note("inf at 0, NaN below 0, 0 at inf", ("special",)), op="tp.rsqrt",
               numpy=lambda x: 1 / np.sqrt(x),
               points=(0.01, 0.25, 1.0, 2.0, 9.0, 1e4), ints=(1, 4, 9), grad_at=(0.3, 1.0, 4.0),
@@ -227,7 +240,8 @@ ENTRIES = [
               points=(0.0, 0.01, 0.5, 2.0, 9.0, 1e4), ints=(1, 4, 9), grad_at=(0.3, 1.0, 4.0),
               special=((NAN, -1.0, INF, -0.0), (NAN, NAN, INF, 0.0)), grad=rule("div(dy, mul(y, 2.0))", saves="y")),
     _unary("Square", "x * x", NUMERIC, Note("NaN stays NaN, overflow gives inf", ("special",)), _EMPTY,
-           op="tp.square", grad=rule("mul(dy, mul(x, 2.0))", saves="x")),
+           op="tp.square", grad=rule("mul(dy, mul(x, 2.0))", saves="x"),
+           numpy=lambda x: x * x, samples=_numeric(((NAN, INF, -INF, 1e20), (NAN, INF, INF, INF)), (-1.3, 0.7, 2.1))),
     _floating("Tan", "tangent (radians)", Note("NaN at ±inf", ("special",)), op="tp.tan", numpy=np.tan,
               points=(-1.5, -0.5, 0.0, 0.25, 1.0, 3.0), grad_at=(-1.2, 0.3, 1.0),
               special=((NAN, INF, -INF), (NAN, NAN, NAN)), grad=rule("mul(dy, add(square(y), 1.0))", saves="y")),
@@ -260,19 +274,27 @@ ENTRIES = [
     _unary("Ceil", "the smallest whole number >= x", NUMERIC,
            Note("NaN and ±inf stay; ceil(-0.5) is 0; integer x are returned unchanged", ("special", "int32")),
            _EMPTY, op="tp.ceil", gradient="zero",
-           kinks=(Kink((1.0,), (0.0,), "zero everywhere, at the jumps too"),)),
+           kinks=(Kink((1.0,), (0.0,), "zero everywhere, at the jumps too"),),
+           numpy=np.ceil, samples=_numeric(((NAN, INF, -INF, -0.5, 1e30),
+                                            (NAN, INF, -INF, -0.0, 1e30)), (-1.3, 0.7, 2.2))),
     _unary("Floor", "the largest whole number <= x", NUMERIC,
            Note("NaN and ±inf stay; integer x are returned unchanged", ("special", "int32")), _EMPTY,
            op="tp.floor", gradient="zero",
-           kinks=(Kink((1.0,), (0.0,), "zero everywhere, at the jumps too"),)),
+           kinks=(Kink((1.0,), (0.0,), "zero everywhere, at the jumps too"),),
+           numpy=np.floor, samples=_numeric(((NAN, INF, -INF, -0.5, 1e30),
+                                             (NAN, INF, -INF, -1.0, 1e30)), (-1.3, 0.7, 2.2))),
     _unary("Round", "the nearest whole number", NUMERIC,
            Note("halves round to even: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -0.5 -> 0, -1.5 -> -2", ("special",)), _EMPTY,
            op="tp.round", gradient="zero",
-           kinks=(Kink((0.5,), (0.0,), "zero everywhere, at the jumps too"),)),
+           kinks=(Kink((0.5,), (0.0,), "zero everywhere, at the jumps too"),),
+           numpy=np.round, samples=_numeric(((NAN, INF, -INF, 0.5, 1.5, 2.5, -0.5, -1.5, -2.5),
+                                             (NAN, INF, -INF, 0.0, 2.0, 2.0, -0.0, -2.0, -2.0)), (-1.3, 0.7, 2.2))),
     _unary("Sign", "-1, 0 or 1 by the sign of x", NUMERIC,
            Note("sign(NaN) is 0 (TensorFlow.js); sign(±0) is 0; tiny values are ±1", ("special",)), _EMPTY,
            op="tp.sign", gradient="zero",
-           kinks=(Kink((0.0,), (0.0,), "zero everywhere, at the jump too"),)),
+           kinks=(Kink((0.0,), (0.0,), "zero everywhere, at the jump too"),),
+           numpy=np.sign, samples=_numeric(((NAN, INF, -INF, 0.0, -0.0, 1e-30),
+                                            (0.0, 1.0, -1.0, 0.0, 0.0, 1.0)), (-1.3, 0.7, 2.1))),
     _unary("IsNan", "x is NaN", ALL, Note("always False for integer and bool x", ("int32", "bool")), _EMPTY,
            op="tp.isnan", out="bool", gradient="none"),
     _unary("IsInf", "x is +inf or -inf", ALL, Note("always False for integer and bool x", ("int32", "bool")), _EMPTY,

@@ -1,26 +1,27 @@
 """Conformance cases: unary elementwise kernels.
 
-Most kernels are described by a row of data (a reference function in
-float64, sample points in its domain, hand-worked NaN/inf values, points for
-the gradient check), from which the standard cases are built: float32,
-float64, int32, int64, bool, a 0-d scalar, an empty tensor, the special
-values, the wrong dtypes, and a second-order gradient check. For the
-floating-point kernels that row is their kernel reference entry (its NumPy
-formula and :class:`~tensorplug.kernel_reference.Samples`); the numeric
-kernels that keep the dtype have a table here. Kernels with attributes,
-rounding and the predicates have hand-written cases below the tables.
+Most kernels are described by their kernel reference entry (its NumPy
+formula and :class:`~tensorplug.kernel_reference.Samples`: sample points in
+its domain, hand-worked NaN/inf values, points for the gradient check), from
+which the standard cases are built: float32, float64, int32, int64, bool, a
+0-d scalar, an empty tensor, the special values, and a second-order gradient
+check; a floating-point kernel takes integer and bool inputs as float32, a
+numeric one keeps integer dtypes and refuses bool. Kernels with attributes
+and the predicates have hand-written cases below.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 import tensorplug as tp
 from tensorplug import kernel_names as K
+from tensorplug.kernel_reference import FLOAT as _FLOAT_DTYPES
+from tensorplug.kernel_reference import NUMERIC as _NUMERIC_DTYPES
 from tensorplug.kernel_reference import REFERENCE, KernelEntry
 from tensorplug.kernel_reference._unary import SELU_ALPHA, SELU_SCALE
 from tensorplug.testing._case import Case, b8, f32, f64, i32, i64
@@ -79,7 +80,7 @@ def floating_cases(entry: KernelEntry) -> list[Case]:
         raise ValueError(f"{entry.name}: its kernel reference entry gives no numpy formula and samples")
     k, op = entry.name, getattr(tp, entry.ops[0].removeprefix("tp."))
     points, ints, grad = list(samples.points), list(samples.ints), list(samples.grad)
-    held32, held64, scalar, bools = f32(points), f64(points).reshape(2, 3), f32(points[3]), b8([False, True])
+    held32, held64, scalar, bools = f32(points), f64(points).reshape(2, -1), f32(points[3]), b8([False, True])
     special_in, special_out = samples.special
     return [
         Case(k, op, (held32,), _by_formula(formula, held32, np.float32), name="float32"),
@@ -94,59 +95,42 @@ def floating_cases(entry: KernelEntry) -> list[Case]:
     ]
 
 
-FLOATING = [entry for entry in REFERENCE.values() if entry.family == "unary" and entry.samples is not None]
+FLOATING = [entry for entry in REFERENCE.values() if entry.family == "unary" and entry.samples is not None
+            and entry.inputs[0].dtypes == _FLOAT_DTYPES]  # fmt: skip
 """The floating-point unary kernels whose standard cases come from their kernel reference entry."""
 
 
 # -- numeric kernels that keep the dtype: bool inputs are refused ------------------------------------------
+# Their standard cases come from the kernel reference as well (the entry's formula and samples), with integer inputs
+# kept in their dtype.
 
 
-class Numeric(NamedTuple):
-    kernel: str
-    op: Callable[..., Any]
-    ref: Ref  # float64, exact on whole numbers
-    special: tuple[list[float], list[float]]
-    grad: list[float]  # away from kinks and jumps
-
-
-NUMERIC = [
-    Numeric(K.NEG, tp.neg, lambda v: -v, ([NAN, INF, -INF, 0.0], [NAN, -INF, INF, -0.0]), [-1.3, 0.7, 2.1]),
-    Numeric(K.ABS, tp.abs, abs, ([NAN, INF, -INF, -0.0], [NAN, INF, INF, 0.0]), [-1.3, 0.7, 2.1]),
-    Numeric(K.SQUARE, tp.square, lambda v: v * v, ([NAN, INF, -INF, 1e20], [NAN, INF, INF, INF]), [-1.3, 0.7, 2.1]),
-    Numeric(K.RELU, tp.relu, lambda v: max(v, 0.0), ([NAN, INF, -INF], [NAN, INF, 0.0]), [-1.3, 0.7, 2.1]),
-    Numeric(K.RELU6, tp.relu6, lambda v: min(max(v, 0.0), 6.0), ([NAN, INF, -INF, 6.0], [NAN, 6.0, 0.0, 6.0]),
-            [-1.3, 0.7, 5.2, 7.1]),
-    # sign(NaN) is 0, as TensorFlow.js's cpu and webgl kernels give
-    Numeric(K.SIGN, tp.sign, lambda v: float((v > 0) - (v < 0)),
-            ([NAN, INF, -INF, 0.0, -0.0, 1e-30], [0.0, 1.0, -1.0, 0.0, 0.0, 1.0]), [-1.3, 0.7, 2.1]),
-    Numeric(K.CEIL, tp.ceil, math.ceil, ([NAN, INF, -INF, -0.5, 1e30], [NAN, INF, -INF, -0.0, 1e30]),
-            [-1.3, 0.7, 2.2]),
-    Numeric(K.FLOOR, tp.floor, math.floor, ([NAN, INF, -INF, -0.5, 1e30], [NAN, INF, -INF, -1.0, 1e30]),
-            [-1.3, 0.7, 2.2]),
-    # halves to even; Python's round does the same
-    Numeric(K.ROUND, tp.round, round, ([NAN, INF, -INF, 0.5, 1.5, 2.5, -0.5, -1.5, -2.5],
-                                       [NAN, INF, -INF, 0.0, 2.0, 2.0, -0.0, -2.0, -2.0]), [-1.3, 0.7, 2.2]),
-]  # fmt: skip
-
-_POINTS = [-7.5, -2.5, -1.5, -0.5, 0.0, 0.3, 1.5, 2.5, 6.0, 7.25]
-_INTS = [-7, -1, 0, 2, 6, 9]
-
-
-def _numeric_cases(row: Numeric) -> list[Case]:
-    k, op, ref = row.kernel, row.op, row.ref
-    held32, held64 = f32(_POINTS), f64(_POINTS).reshape(2, 5)
-    special_in, special_out = row.special
+def numeric_cases(entry: KernelEntry) -> list[Case]:
+    """The standard cases of a numeric unary kernel that keeps x's dtype, built from its kernel reference entry."""
+    samples, formula = entry.samples, entry.numpy
+    if samples is None or formula is None:
+        raise ValueError(f"{entry.name}: its kernel reference entry gives no numpy formula and samples")
+    k, op = entry.name, getattr(tp, entry.ops[0].split(" ")[0].removeprefix("tp."))
+    points, ints = list(samples.points), list(samples.ints)
+    held32, held64 = f32(points), f64(points).reshape(2, -1)
+    special_in, special_out = samples.special
     return [
-        Case(k, op, (held32,), _expected(ref, held32, np.float32), name="float32"),
-        Case(k, op, (held64,), _expected(ref, held64, np.float64), rtol=1e-15, atol=0.0, name="float64"),
-        Case(k, op, (i32(_INTS),), _expected(ref, i32(_INTS), np.int32), name="int32"),
-        Case(k, op, (i64(_INTS),), _expected(ref, i64(_INTS), np.int64), name="int64"),
-        Case(k, op, (f32(-2.5),), _expected(ref, f32(-2.5), np.float32), name="scalar"),
+        Case(k, op, (held32,), _by_formula(formula, held32, np.float32), name="float32"),
+        Case(k, op, (held64,), _by_formula(formula, held64, np.float64), rtol=1e-15, atol=0.0, name="float64"),
+        Case(k, op, (i32(ints),), _by_formula(formula, i32(ints), np.int32), name="int32"),
+        Case(k, op, (i64(ints),), _by_formula(formula, i64(ints), np.int64), name="int64"),
+        Case(k, op, (f32(points[3]),), _by_formula(formula, f32(points[3]), np.float32), name="scalar"),
         Case(k, op, (i64(np.zeros((2, 0))),), i64(np.zeros((2, 0))), name="empty"),
-        Case(k, op, (f32(special_in),), f32(special_out), name="special"),
+        Case(k, op, (f32(list(special_in)),), f32(list(special_out)), name="special"),
         Case(k, op, (b8([True, False]),), raises=tp.DTypeError, match="numeric tensor, got bool", name="bool"),
-        Case(k, op, (f64(row.grad),), _expected(ref, f64(row.grad), np.float64), grad=True, name="grad"),
-    ]
+        Case(k, op, (f64(samples.grad),), _by_formula(formula, f64(samples.grad), np.float64), grad=True,
+             name="grad"),
+    ]  # fmt: skip
+
+
+NUMERIC = [entry for entry in REFERENCE.values() if entry.family == "unary" and entry.samples is not None
+           and entry.inputs[0].dtypes == _NUMERIC_DTYPES]  # fmt: skip
+"""The numeric unary kernels whose standard cases come from their kernel reference entry."""
 
 
 # -- erf against math.erf, to float64 accuracy ---------------------------------------------------------------
@@ -299,6 +283,6 @@ HAND = [
 
 CASES: list[Case] = [
     *(case for entry in FLOATING for case in floating_cases(entry)),
-    *(case for row in NUMERIC for case in _numeric_cases(row)),
+    *(case for entry in NUMERIC for case in numeric_cases(entry)),
     *HAND,
 ]
