@@ -20,9 +20,9 @@ import numpy as np
 
 import tensorplug as tp
 from tensorplug import kernel_names as K
-from tensorplug.kernel_reference import FLOAT as _FLOAT_DTYPES
-from tensorplug.kernel_reference import NUMERIC as _NUMERIC_DTYPES
 from tensorplug.kernel_reference import REFERENCE, KernelEntry
+from tensorplug.kernel_reference._entries import FLOAT as _FLOAT_DTYPES
+from tensorplug.kernel_reference._entries import NUMERIC as _NUMERIC_DTYPES
 from tensorplug.kernel_reference._unary import SELU_ALPHA, SELU_SCALE
 from tensorplug.testing._case import Case, b8, f32, f64, i32, i64
 
