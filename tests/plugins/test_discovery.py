@@ -190,6 +190,8 @@ def test_good_plugin_kernel_runs_and_its_gradient_works() -> None:
         result["second"] = tp.grad(lambda x: tp.sum(tp.grad(cube)(x)))(x).tolist()
         result["kernel_source"] = tp.get_kernel("FixtureCube", "numpy").source
         result["gradient_source"] = tp.get_gradient("FixtureCube").source
+        result["replay"] = tp.get_gradient("FixtureCube").replay
+        result["replayed"] = [tp.grad(lambda x: tp.sum(cube(x)))(x).tolist() for _ in range(4)]
         tp.testing.check_grads(cube, [tp.tensor([0.5, -1.5])], order=2)
     """)
     assert out["lazy_before"] is False
@@ -198,6 +200,8 @@ def test_good_plugin_kernel_runs_and_its_gradient_works() -> None:
     assert out["grad"] == [3.0, 12.0, 27.0]
     assert out["second"] == [6.0, 12.0, -18.0]
     assert (out["kernel_source"], out["gradient_source"]) == (GOOD, GOOD)
+    assert out["replay"] is True  # declared through the plugin's hook, saying nothing: replayed as the core's are
+    assert out["replayed"] == [[3.0, 12.0, 27.0]] * 4
 
 
 def test_conflicting_kernel_loses_to_the_later_distribution() -> None:

@@ -86,7 +86,7 @@ APPENDED: list[tuple[str, str, Any, str]] = [
         "replay not bool",
         "tensorplug_gradients",
         GradientSpec("X", fn, replay="yes"),
-        "replay must be True or False",
+        "replay must be True, False or None",
     ),
     ("priority a float", "tensorplug_backends", BackendSpec("b2", fn, priority=1.5), "priority must be an int"),
     ("priority a bool", "tensorplug_backends", BackendSpec("b2", fn, priority=True), "priority must be an int"),

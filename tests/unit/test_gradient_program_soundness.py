@@ -8,6 +8,7 @@ Every check runs a signature five times: seen once (walked as written), traced, 
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from typing import Any
 
@@ -235,14 +236,24 @@ def test_a_scoped_override_named_as_the_core_runs_as_written_every_time() -> Non
             assert f(tp.tensor([1.0])).tolist() == [5.0]
 
 
-def test_a_registered_spec_passed_to_an_override_scope_is_not_replayed() -> None:
+def test_a_scope_replays_what_declares_replay_and_runs_the_rest_as_written() -> None:
     from tensorplug._runtime._registry import gradient_registry
 
     core = gradient_registry.get("Neg")
     assert core is not None
-    assert core.replay
+    assert core.replay  # declared by the core's plugin hook: replayed
     with tp.gradient_overrides({"Neg": core}, source="tensorplug") as scope:
-        assert not scope.specs["Neg"].replay
+        assert scope.specs["Neg"].replay  # what a spec declares holds in a scope too
+    undeclared = dataclasses.replace(core, replay=None)
+    written = dataclasses.replace(core, replay=False)
+    with tp.gradient_overrides({"Neg": undeclared, "Exp": lambda dy, saved, attrs: (dy,)}) as scope:
+        assert scope.specs["Neg"].replay is False  # a scope's default: as written
+        assert scope.specs["Exp"].replay is False
+    with tp.gradient_overrides({"Neg": undeclared, "Exp": lambda dy, saved, attrs: (dy,)}, replay=True) as scope:
+        assert scope.specs["Neg"].replay is True
+        assert scope.specs["Exp"].replay is True
+    with tp.gradient_overrides({"Neg": written}, replay=True) as scope:
+        assert scope.specs["Neg"].replay is False
 
 
 def test_the_core_gradients_are_replayed() -> None:
@@ -250,3 +261,24 @@ def test_the_core_gradients_are_replayed() -> None:
     for _ in range(3):
         f(tp.tensor([1.0]))
     assert whole_passes() == 1
+
+
+def test_a_runtime_gradient_is_replayed_when_it_declares_replay(tensorplug_registries: Any) -> None:
+    def triple_neg(dy: Any, saved: Any, attrs: Any) -> Any:
+        calls.append(1)
+        return (tp.neg(dy) * 3.0,)
+
+    calls: list[int] = []
+    tp.register_gradient("Neg", triple_neg, override=True)
+    assert tp.get_gradient("Neg").replay is False  # registered at runtime: as written by default
+    f = tp.grad(lambda x: tp.sum(tp.neg(x)))
+    for _ in range(4):
+        assert f(tp.tensor([1.0, 2.0])).tolist() == [-3.0, -3.0]
+    assert len(calls) == 4  # its Python ran at every backprop
+
+    calls.clear()
+    tp.register_gradient("Neg", triple_neg, override=True, replay=True)
+    assert tp.get_gradient("Neg").replay is True
+    for _ in range(4):
+        assert f(tp.tensor([1.0, 2.0])).tolist() == [-3.0, -3.0]
+    assert len(calls) < 4  # traced, then replayed: its Python no longer runs at every backprop

@@ -19,7 +19,7 @@ unregistering another distribution's entry warns, naming the calling module, and
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tensorplug._plugins._provenance import Caller, caller, loading_here, report
@@ -53,6 +53,14 @@ class Kind:
     function: str  # tp.register_<function>, tp.unregister_<function>
     field: str | None  # the field holding the function: the same one registered again replaces it quietly (None: never)
     stack: bool = False
+    # Fields a spec may leave None, and the value each then takes: (field, when a plugin declares the spec through
+    # its hook, when it is registered at runtime).
+    defaults: tuple[tuple[str, Any, Any], ...] = ()
+
+    def settled(self, spec: Any, *, declared: bool) -> dict[str, Any]:
+        """The fields of ``spec`` left None, with the value each takes where it is registered (for ``replace``)."""
+        return {f: (on_hook if declared else at_runtime) for f, on_hook, at_runtime in self.defaults
+                if getattr(spec, f) is None}  # fmt: skip
 
     def call(self, verb: str, key: Hashable, extra: str = "") -> str:
         """The call as a user writes it: ``tp.register_kernel('Add', 'numpy', override=True)``."""
@@ -64,8 +72,13 @@ class Kind:
 
 
 KERNELS = Kind(kernel_registry, KernelSpec, "tensorplug_kernels", "kernel", "kernel", stack=True)
-GRADIENTS = Kind(gradient_registry, GradientSpec, "tensorplug_gradients", "gradient", "grad", stack=True)
-GRADIENT_SETS = Kind(gradient_set_registry, GradientSet, "tensorplug_gradient_sets", "gradient_set", None)
+# A gradient a plugin declares is replayed unless it says replay=False; one registered at runtime runs as written
+# unless it says replay=True.
+_REPLAY = (("replay", True, False),)
+GRADIENTS = Kind(gradient_registry, GradientSpec, "tensorplug_gradients", "gradient", "grad", True, _REPLAY)
+GRADIENT_SETS = Kind(
+    gradient_set_registry, GradientSet, "tensorplug_gradient_sets", "gradient_set", None, defaults=_REPLAY
+)
 EXPORTERS = Kind(exporter_registry, ExporterSpec, "tensorplug_exporters", "exporter", None)
 KINDS = (KERNELS, GRADIENTS, GRADIENT_SETS, EXPORTERS)  # the kinds a plugin declares besides its backends
 
@@ -91,6 +104,9 @@ def register(kind: Kind, spec: Any, override: bool, who: Caller, prepare: Callab
     """Add ``spec`` at the runtime layer, after ``prepare()`` (a kernel's setup): no other thread can see the entry
     before it is ready, and nothing is added when ``prepare`` raises."""
     registry = kind.registry
+    settled = kind.settled(spec, declared=False)
+    if settled:
+        spec = replace(spec, **settled)
     with registry.lock:
         current = registry.get(spec.key)
         replacing = None

@@ -233,10 +233,11 @@ def _apply(
         for bspec in backends:
             engine.add_backend(replace(bspec, source=info.distribution))
             undo.append(_backend_remover(bspec.name))
-        for registry, specs in zip((kind.registry for kind in KINDS), tables, strict=True):
+        for kind, specs in zip(KINDS, tables, strict=True):
+            registry = kind.registry
             # (replace, not a copy of __dict__: a spec whose __dict__ was made reads its fields ~3x slower, and the
             # backward pass reads a GradientSpec's at every step)
-            added = [replace(spec, source=info.distribution) for spec in specs]
+            added = [replace(spec, source=info.distribution, **kind.settled(spec, declared=True)) for spec in specs]
             undo.append(_discarder(registry, added))
             notes += _add_all(registry, added, layer, rank)
     except BaseException as exc:

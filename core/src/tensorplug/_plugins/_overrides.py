@@ -89,13 +89,13 @@ def kernel_name_problem(name: object, *, new_kernel: bool = False, existing: boo
     )
 
 
-def _as_spec(kernel_name: str, value: GradFunc | GradientSpec | str | None, source: str) -> GradientSpec:
+def _as_spec(kernel_name: str, value: GradFunc | GradientSpec | str | None, source: str, replay: bool) -> GradientSpec:
     if isinstance(value, GradientSpec):
         if value.kernel_name != kernel_name:
             raise RegistrationError(
                 f"gradient_overrides: the entry for {kernel_name!r} is a GradientSpec for {value.kernel_name!r}"
             )
-        return replace(value, source=source, replay=False)  # a scope's gradient runs as written, as it is now
+        return replace(value, source=source, replay=replay if value.replay is None else value.replay)
     if value is not None and not (callable(value) or isinstance(value, str)):
         raise RegistrationError(
             f"gradient_overrides: the override for {kernel_name!r} must be a gradient function, a GradientSpec "
@@ -104,8 +104,8 @@ def _as_spec(kernel_name: str, value: GradFunc | GradientSpec | str | None, sour
     # A bare function gets the same saved tensors as the gradient it replaces (all inputs if there is none).
     current = gradient_registry.get(kernel_name)
     if current is not None:
-        return GradientSpec(kernel_name, value, current.inputs_to_save, current.outputs_to_save, True, source)
-    return GradientSpec(kernel_name, value, source=source, override=True)
+        return GradientSpec(kernel_name, value, current.inputs_to_save, current.outputs_to_save, True, source, replay)
+    return GradientSpec(kernel_name, value, source=source, override=True, replay=replay)
 
 
 class gradient_overrides:  # noqa: N801 - used like a function, as tp.no_grad
@@ -113,7 +113,11 @@ class gradient_overrides:  # noqa: N801 - used like a function, as tp.no_grad
 
     Values are gradient functions ``grad(dy, saved, attrs)`` (they get the
     same ``saved`` as the gradient they replace), GradientSpecs, or None to
-    make a kernel not differentiable inside the scope.
+    make a kernel not differentiable inside the scope. They run as written
+    at every backprop, unless ``replay=True`` declares that each is a
+    function of ``dy``, ``saved`` and ``attrs`` alone, made of ops: eager
+    backprop then replays the program it traced, as it does the core's (a
+    GradientSpec's own ``replay``, when not None, holds for it).
 
     >>> import tensorplug as tp
     >>> guided = lambda dy, saved, attrs: (tp.where((saved[0] > 0) & (dy > 0), dy, tp.zeros_like(dy)),)
@@ -124,12 +128,18 @@ class gradient_overrides:  # noqa: N801 - used like a function, as tp.no_grad
     [0.0, 0.0, 1.0]
     """
 
-    def __init__(self, overrides: Mapping[str, GradFunc | GradientSpec | str | None], *, source: str = SCOPE) -> None:
+    def __init__(
+        self,
+        overrides: Mapping[str, GradFunc | GradientSpec | str | None],
+        *,
+        source: str = SCOPE,
+        replay: bool = False,
+    ) -> None:
         for name in overrides:
             problem = kernel_name_problem(name, existing=True)
             if problem is not None:
                 raise RegistrationError(f"gradient_overrides({{{name!r}: ...}}): {problem}")
-        self.specs = {name: _as_spec(name, value, source) for name, value in overrides.items()}
+        self.specs = {name: _as_spec(name, value, source, replay) for name, value in overrides.items()}
 
     def __enter__(self) -> gradient_overrides:
         outer = state.overrides
@@ -167,7 +177,7 @@ def use_gradients(name: str, **params: Any) -> gradient_overrides:
         if problem is not None:
             raise RegistrationError(f"use_gradients({name!r}): the set (from {gset.source}) overrides {problem}")
     source = f"{gset.source} ({name})"
-    return gradient_overrides({s.kernel_name: s for s in specs}, source=source)
+    return gradient_overrides({s.kernel_name: s for s in specs}, source=source, replay=bool(gset.replay))
 
 
 def register_gradient_set(
@@ -176,14 +186,16 @@ def register_gradient_set(
     description: str = "",
     *,
     override: bool = False,
+    replay: bool = False,
 ) -> None:
     """Register a named override set for :func:`use_gradients` from user code.
 
     As for kernels, ``source`` is the distribution of the calling plugin's code when known, and shadowing
-    another distribution's set warns (see ``tensorplug._plugins._front``).
+    another distribution's set warns (see ``tensorplug._plugins._front``). Its gradients run as written unless
+    ``replay=True`` (or their own GradientSpec's ``replay``) declares them replayable (see ``gradient_overrides``).
     """
     who = caller()
-    spec = GradientSet(exact(name), exact(factory), exact(description), source_of(who))
+    spec = GradientSet(exact(name), exact(factory), exact(description), source_of(who), replay=replay)
     _front.register(GRADIENT_SETS, spec, override, who)
 
 

@@ -129,6 +129,7 @@ def register_gradient(
     outputs_to_save: Sequence[int] = (),
     override: bool = False,
     new_kernel: bool = False,
+    replay: bool = False,
 ) -> Callable[[F], F]: ...
 @overload
 def register_gradient(
@@ -139,6 +140,7 @@ def register_gradient(
     outputs_to_save: Sequence[int] = (),
     override: bool = False,
     new_kernel: bool = False,
+    replay: bool = False,
 ) -> F: ...
 def register_gradient(
     kernel_name: str,
@@ -148,6 +150,7 @@ def register_gradient(
     outputs_to_save: Sequence[int] = (),
     override: bool = False,
     new_kernel: bool = False,
+    replay: bool = False,
 ) -> Any:
     """Register ``grad(dy, saved, attrs)`` as the gradient of ``kernel_name``; usable as a decorator.
 
@@ -156,7 +159,11 @@ def register_gradient(
     tuple in input order, or a dict by input name), None for no gradient; an
     entry may be a zero-argument callable, computed only if that input needs
     a gradient (as TensorFlow.js's gradient functions are).
-    ``grad=None`` declares the kernel not differentiable.
+    ``grad=None`` declares the kernel not differentiable. It runs as written
+    at every backprop, unless ``replay=True`` declares that it is a function
+    of ``dy``, ``saved`` and ``attrs`` alone, made of ops (no Python state,
+    no values read back): eager backprop then traces it once per signature
+    and replays the program, as it does the core's gradients.
 
     A misspelled kernel name would do nothing, so it is refused: a name
     differing only in case from a known kernel, and a name no kernel or
@@ -184,7 +191,8 @@ def register_gradient(
             raise RegistrationError(f"register_gradient({name!r}): {problem}")
         who = caller()
         saved = tuple(exact(n) for n in inputs_to_save)
-        spec = GradientSpec(name, exact(fn), saved, tuple(int(i) for i in outputs_to_save), override, source_of(who))
+        outputs = tuple(int(i) for i in outputs_to_save)
+        spec = GradientSpec(name, exact(fn), saved, outputs, override, source_of(who), bool(replay))
         _front.register(GRADIENTS, spec, override, who)
         return fn
 

@@ -75,7 +75,7 @@ def validate(spec: Spec) -> None:
         problems["inputs_to_save"] = _inputs_problem(spec.inputs_to_save)
         problems["outputs_to_save"] = _outputs_problem(spec.outputs_to_save)
         problems["override"] = None if isinstance(spec.override, bool) else "must be True or False"
-        problems["replay"] = None if isinstance(spec.replay, bool) else "must be True or False"
+        problems["replay"] = _replay_problem(spec.replay)
     elif isinstance(spec, ExporterSpec):
         problems["format"] = _name_problem(spec.format)
         problems["exporter"] = _lazy_problem(spec.exporter)
@@ -84,9 +84,14 @@ def validate(spec: Spec) -> None:
         problems["name"] = _name_problem(spec.name)
         problems["factory"] = _lazy_problem(spec.factory)
         problems["description"] = None if isinstance(spec.description, str) else "must be a str"
+        problems["replay"] = _replay_problem(spec.replay)
     found = [f"{name} {problem}" for name, problem in problems.items() if problem]
     if found:
         raise PluginProblem(f"malformed {_spec_text(spec):.120}: {'; '.join(found)}")
+
+
+def _replay_problem(value: object) -> str | None:
+    return None if value is None or isinstance(value, bool) else "must be True, False or None (the default)"
 
 
 def _spec_text(spec: Spec) -> str:

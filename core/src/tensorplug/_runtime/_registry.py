@@ -113,8 +113,10 @@ class GradientSpec:
     ``grad=None`` declares the kernel explicitly not differentiable.
     ``replay=True`` declares that the gradient is a function of ``dy``, ``saved`` and ``attrs`` alone, made of
     ops (no Python state, no values read back): eager backprop may then trace it once per signature and replay
-    the program it made. The core's own gradients declare it; a gradient scope's and ``tp.register_gradient``'s
-    run as written at every backprop, whatever their ``source``.
+    the program it made. ``replay=False`` declares that it runs as written at every backprop. Left None, where
+    it is registered decides: a gradient a plugin declares through its hook (the core's included) is replayed,
+    one registered at runtime (``tp.register_gradient``, a scope) runs as written unless registered with
+    ``replay=True``.
     """
 
     kernel_name: str
@@ -123,7 +125,7 @@ class GradientSpec:
     outputs_to_save: tuple[int, ...] = ()
     override: bool = False
     source: str = RUNTIME
-    replay: bool = False
+    replay: bool | None = None
 
     @property
     def key(self) -> str:
@@ -136,13 +138,16 @@ class GradientSet:
 
     ``factory(**params)`` returns the GradientSpecs of the set (it may be a
     lazy ``"module:attr"`` name); ``params`` make sets such as
-    ``clip(min, max)`` possible.
+    ``clip(min, max)`` possible. ``replay`` is what its specs that leave
+    their own ``replay`` None declare (see :class:`GradientSpec`); left None,
+    a set a plugin declares is replayed, one registered at runtime is not.
     """
 
     name: str
     factory: Callable[..., Sequence[GradientSpec]] | str
     description: str = ""
     source: str = RUNTIME
+    replay: bool | None = None
 
     @property
     def key(self) -> str:

@@ -11,9 +11,10 @@ compute (``replay_backward``). A tape that one program cannot serve is walked re
 of the core's own gradients is replayed from a program of its own, keyed by its upstream gradient, inputs and
 saved values, and checked once against its inputs' shapes and dtypes (``replay_gradient``).
 
-What runs as written instead, every time: gradients whose spec does not declare ``replay=True``, which the core
-sets on its own (plugins', gradient sets', override scopes', ``tp.register_gradient``'s and ``custom_grad``'s run as
-written: their Python may do more than call ops),
+What runs as written instead, every time: gradients whose spec does not declare ``replay=True`` (the core's and
+the gradients plugins declare do, unless they say otherwise; ``tp.register_gradient``'s, gradient sets registered
+at runtime and override scopes' only when registered with ``replay=True``; ``custom_grad``'s never: their Python
+may do more than call ops),
 records with list inputs or several outputs, lazy backends, a backprop that a scope records (higher order),
 that tp.profile, debug mode or a trace observe (they see every kernel), a gradient whose trace failed (it
 read a value to Python) or whose results do not fit its inputs (the ops then raise the error), and a replay

@@ -13,8 +13,6 @@ offers the one-line rules the table is made of, to plugins too: :func:`unary` an
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from tensorplug._runtime._registry import GradientSpec
 from tensorplug.gradients import _table
 from tensorplug.gradients._rules import binary, unary
@@ -25,6 +23,6 @@ __all__ = ["binary", "tensorplug_gradients", "unary"]
 
 @hookimpl
 def tensorplug_gradients() -> list[GradientSpec]:
-    """The gradient of every core kernel (or its explicit not-differentiable entry), each declared replayable:
-    written with ops alone, from what it saves and its attrs."""
-    return [replace(spec, replay=True) for spec in _table.GRADIENTS]
+    """The gradient of every core kernel (or its explicit not-differentiable entry): written with ops alone, from
+    what it saves and its attrs, so replayed (as a plugin's declared gradients are unless they say otherwise)."""
+    return list(_table.GRADIENTS)
