@@ -70,6 +70,7 @@ FIXTURES = [
     "./tests/fixtures/tp-fixture-grown",
     "./tests/fixtures/tp-fixture-abrupt",
     "./tests/fixtures/tp-fixture-legacy",
+    "./tests/fixtures/tp-fixture-contract",
 ]
 PYTEST = ["pytest>=8", "hypothesis>=6"]
 # pip's settings (its `pip config list` keys and PIP_* variables) that uv needs too, and uv's names for them.

@@ -22,18 +22,20 @@ REQUIRED_DISTRIBUTIONS = (
     "tensorplug-fixture-grown",
     "tensorplug-fixture-abrupt",
     "tensorplug-fixture-legacy",
+    "tensorplug-fixture-contract",
 )
 REQUIRED_ENTRY_POINTS = (
     *("numpy", "good", "broken", "half", "hookraise", "sneaky", "typo", "conflict", "elsewhere"),
     *("debugscope", "endless", "exits", "fallback", "imports", "interrupt", "lazy", "patches", "rleu", "scope"),
     *("silent", "squat", "strname", "switches", "thread", "unregisters", "grown", "baseimport", "basehook", "genexit"),
     "legacy",
+    *("future", "newer", "unversioned", "malformed"),
 )
 INSTALL = (
     "run `nox -s plugins`, or `pip install ./core ./plugins/backend-numpy ./tests/fixtures/tp-fixture-good "
     "./tests/fixtures/tp-fixture-broken ./tests/fixtures/tp-fixture-conflict ./tests/fixtures/tp-fixture-dupname "
     "./tests/fixtures/tp-fixture-hostile ./tests/fixtures/tp-fixture-grown ./tests/fixtures/tp-fixture-abrupt "
-    "./tests/fixtures/tp-fixture-legacy`"
+    "./tests/fixtures/tp-fixture-legacy ./tests/fixtures/tp-fixture-contract`"
 )
 
 

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from typing import Any
 
-from test_discovery import ABRUPT_PLUGINS, HOSTILE_PLUGINS
+from test_discovery import ABRUPT_PLUGINS, CONTRACT_PLUGINS, HOSTILE_PLUGINS
 
 BROKEN = "tensorplug-fixture-broken"
 CONFLICT = "tensorplug-fixture-conflict"
@@ -78,4 +78,4 @@ def test_allowlist_blocks_the_broken_ones_and_clears_the_exit_status() -> None:
     assert rows == {"tensorplug": "loaded", "broken": "blocked", "half": "blocked", "hookraise": "blocked",
                     "sneaky": "blocked", "typo": "blocked", "conflict": "blocked", "elsewhere": "blocked",
                     "good": "loaded", "grown": "blocked", "legacy": "blocked", "numpy": "loaded",
-                    **{name: "blocked" for name in (*HOSTILE_PLUGINS, *ABRUPT_PLUGINS)}}  # fmt: skip
+                    **{name: "blocked" for name in (*HOSTILE_PLUGINS, *ABRUPT_PLUGINS, *CONTRACT_PLUGINS)}}  # fmt: skip

@@ -19,6 +19,9 @@ tests/fixtures (see their READMEs):
   ``TP_FIXTURE_HOSTILE`` names them (test_hostile.py); quiet here.
 - tensorplug-fixture-abrupt: three plugins that raise BaseExceptions only
   when ``TP_FIXTURE_ABRUPT`` names them (test_base_exceptions.py); quiet here.
+- tensorplug-fixture-contract: four plugins that declare a plugin contract
+  version (another major, a newer minor, none, a malformed one) only when
+  ``TP_FIXTURE_CONTRACT`` names them (test_contract_version.py); quiet here.
 
 Each script prints one line ``RESULT <json>`` that the test checks.
 """
@@ -39,6 +42,7 @@ import pytest
 ABRUPT = "tensorplug-fixture-abrupt"
 BROKEN = "tensorplug-fixture-broken"
 CONFLICT = "tensorplug-fixture-conflict"
+CONTRACT = "tensorplug-fixture-contract"
 DUPNAME = "tensorplug-fixture-dupname"
 GOOD = "tensorplug-fixture-good"
 GROWN = "tensorplug-fixture-grown"
@@ -53,10 +57,12 @@ HOSTILE_PLUGINS = (  # every plugin of tensorplug-fixture-hostile, in load order
     *("silent", "squat", "strname", "switches", "thread", "unregisters"),
 )
 ABRUPT_PLUGINS = ("basehook", "baseimport", "genexit")  # every plugin of tensorplug-fixture-abrupt, in load order
+CONTRACT_PLUGINS = ("future", "malformed", "newer", "unversioned")  # tensorplug-fixture-contract's, in load order
 FIXTURE_ORDER = [
     *[(name, ABRUPT) for name in ABRUPT_PLUGINS],
     *[(name, BROKEN) for name in FAILING],
     ("conflict", CONFLICT),
+    *[(name, CONTRACT) for name in CONTRACT_PLUGINS],
     ("conflict", DUPNAME),
     ("elsewhere", DUPNAME),
     ("good", GOOD),
@@ -420,7 +426,16 @@ def test_allowlist_loads_only_the_named_plugins(allowed: str) -> None:
         TENSORPLUG_PLUGINS=allowed,
     )
     statuses = {row[0]: row[3] for row in ours(out["plugins"])}
-    blocked = (*FAILING, "conflict", "elsewhere", "grown", "legacy", *HOSTILE_PLUGINS, *ABRUPT_PLUGINS)
+    blocked = (
+        *FAILING,
+        "conflict",
+        "elsewhere",
+        "grown",
+        "legacy",
+        *HOSTILE_PLUGINS,
+        *ABRUPT_PLUGINS,
+        *CONTRACT_PLUGINS,
+    )
     loaded = ("good", "numpy")
     assert statuses == {**dict.fromkeys(blocked, "blocked"), **dict.fromkeys(loaded, "loaded")}
     assert out["broken_imports"] is None

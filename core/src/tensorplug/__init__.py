@@ -85,6 +85,7 @@ from tensorplug._runtime._registry import BackendSpec, ExporterSpec, GradientSet
 from tensorplug._runtime._state import no_grad
 from tensorplug._runtime._tensor import Tensor
 from tensorplug._runtime._variable import Variable
+from tensorplug.hookspecs import CONTRACT as PLUGIN_CONTRACT
 from tensorplug.hookspecs import hookimpl
 
 # Every op, family by family (each module lists its public ops in __all__).
@@ -225,6 +226,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DTYPES",
+    "PLUGIN_CONTRACT",
     "Assign",
     "Constant",
     "Backend",

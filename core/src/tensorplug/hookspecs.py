@@ -8,6 +8,10 @@ these hooks, fails the whole plugin (see ``tensorplug._plugins._loading``). Decl
 
     [project.entry-points.tensorplug]
     mybackend = "mybackend.plugin"
+
+and, in the plugin module, the version of the plugin contract it was written for (:data:`CONTRACT`)::
+
+    TENSORPLUG_CONTRACT = "1.1"
 """
 
 from __future__ import annotations
@@ -19,6 +23,12 @@ import pluggy
 from tensorplug._runtime._registry import BackendSpec, ExporterSpec, GradientSet, GradientSpec, KernelSpec
 
 PROJECT = "tensorplug"
+
+CONTRACT = "1.1"
+"""The version of the plugin contract this tensorplug implements, ``major.minor``: the hooks, ``tensorplug.Backend``'s
+methods and attributes, the spec types and the lowering contract. A minor version adds to the contract; a major one
+changes or removes what a plugin may rely on, and the loader refuses a plugin written for another major version.
+CHANGELOG.md's "Changes for backend authors" lists every change by version (1.0 was tensorplug 0.1.0's)."""
 
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)

@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 import pluggy
 
 from tensorplug import hookspecs
+from tensorplug._plugins._contract import declared_contract
 from tensorplug._plugins._entry_points import EntryPoint, entry_points, normalize
 from tensorplug._plugins._env import ENV_ALLOW, ENV_STRICT, Settings, check_allowlist
 from tensorplug._plugins._front import KINDS
@@ -217,7 +218,14 @@ def _apply(
     plugin_id = f"{info.distribution}:{info.name}"
     undo: list[Callable[[], Any]] = []
     notes: list[Shadowing] = []  # shadowing warnings, issued (and recorded) only once the whole plugin has loaded
+    contract_warnings: list[str] = []
     try:
+        if layer != LAYER_BUILTIN:
+            who = f"plugin {info.name!r} from {info.distribution} {info.version}"
+            try:
+                info.contract, contract_warnings = declared_contract(module, who)
+            except ValueError as exc:
+                raise PluginProblem(str(exc)) from None
         _register_hooks(module, plugin_id)
         undo.append(lambda: manager.unregister(name=plugin_id))
         backends, *tables = [_collect(plugin_id, hook_name, kind, layer == LAYER_BUILTIN) for hook_name, kind in HOOKS]
@@ -263,6 +271,8 @@ def _apply(
                 "backend ops use is the user's choice (tp.set_backend) or, by default, the highest-priority one.",
                 stacklevel=5,
             )
+    for message in contract_warnings:
+        warn(message, stacklevel=5)
     for note in notes:
         shadowing.append(note)
         warn(note.message, stacklevel=5)

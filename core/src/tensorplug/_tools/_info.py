@@ -22,6 +22,8 @@ from tensorplug._plugins._provenance import shadowing
 from tensorplug._runtime._absent_kernels import absent_now, declares_optional
 from tensorplug._runtime._engine import INSTALL_HINT, engine
 from tensorplug._runtime._errors import BackendError
+from tensorplug._runtime._registry import BUILTIN
+from tensorplug.hookspecs import CONTRACT
 
 ENVIRONMENT = (ENV_DISABLE, ENV_ALLOW, ENV_STRICT, "TENSORPLUG_DEBUG", "TENSORPLUG_TORCH_DEVICE")
 
@@ -42,6 +44,7 @@ def collect(initialise: bool = False, strict_error: str | None = None) -> dict[s
     cover = coverage()
     return {
         "tensorplug": __version__,
+        "plugin_contract": CONTRACT,
         "python": platform.python_version(),
         "numpy": numpy.__version__,
         "pluggy": pluggy.__version__,
@@ -147,7 +150,8 @@ def _plugin_row(info: dict[str, Any]) -> list[str]:
     if info["shares_name_with"]:
         parts.append("name also used by " + ", ".join(info["shares_name_with"]))
     what = "; ".join(parts) if info["status"] == "loaded" else info["error"] or ""
-    return [info["name"], info["distribution"], info["version"], info["status"], what]
+    contract = CONTRACT if info["distribution"] == BUILTIN else info.get("contract") or "-"
+    return [info["name"], info["distribution"], info["version"], contract, info["status"], what]
 
 
 def _backend_row(info: dict[str, Any], default: str | None) -> list[str]:
@@ -167,7 +171,8 @@ def _backend_row(info: dict[str, Any], default: str | None) -> list[str]:
 def render(data: dict[str, Any], kernels: bool = True) -> str:
     """The text ``tensorplug info`` prints (the kernel matrix is ``tp.coverage().table()``, ending in its summary)."""
     lines = [
-        f"tensorplug {data['tensorplug']} (Python {data['python']}, numpy {data['numpy']}, pluggy {data['pluggy']})",
+        f"tensorplug {data['tensorplug']} (Python {data['python']}, numpy {data['numpy']}, pluggy {data['pluggy']}), "
+        f"plugin contract {data['plugin_contract']}",
     ]
     if data["environment"]:
         lines.append("environment: " + ", ".join(f"{k}={v}" for k, v in data["environment"].items()))
@@ -176,9 +181,13 @@ def render(data: dict[str, Any], kernels: bool = True) -> str:
             f"strict mode: `import tensorplug` fails with {data['strict_error']}",
             f"(what follows is what loads with {ENV_STRICT} off)",
         ]
-    lines += ["", "Plugins (entry-point group 'tensorplug'; the first is the core's built-in one):"]
+    lines += [
+        "",
+        "Plugins (entry-point group 'tensorplug'; the first is the core's built-in one; contract: the version of the "
+        "plugin contract each declares it was written for, - when it declares none):",
+    ]
     lines += _table(
-        ["name", "distribution", "version", "status", "registered / error"],
+        ["name", "distribution", "version", "contract", "status", "registered / error"],
         [_plugin_row(info) for info in data["plugins"]],
     )
     failed = [p for p in data["plugins"] if p["status"] == "failed"]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tensorplug._runtime._backend import Backend
 
-__all__ = ["check_contract"]
+__all__ = ["check_contract", "contract_line"]
 
 
 def check_contract(backend: Backend | None = None) -> None:
@@ -33,3 +33,14 @@ def check_contract(backend: Backend | None = None) -> None:
     problems = [removed.message(backend.name) for removed in removed_methods(backend)]
     if problems:
         raise AssertionError("; and ".join(problems))
+
+
+def contract_line(backend: str) -> str:
+    """The line of a conformance run's summary that says which plugin contract ``backend``'s distribution declares
+    it was written for, beside the one this tensorplug implements."""
+    import tensorplug as tp
+    from tensorplug.hookspecs import CONTRACT
+
+    owners = [p for p in tp.plugins() if backend in p.backends]
+    said = "; ".join(f"{p.distribution} declares {p.contract or 'none'}" for p in owners) or "no plugin registers it"
+    return f"  plugin contract: {said} (this tensorplug implements {CONTRACT})"

@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import pytest
 
 from tensorplug._runtime._install import pip_install
+from tensorplug.testing._contract import contract_line
 
 if TYPE_CHECKING:
     from tensorplug.testing import Case
@@ -279,7 +280,7 @@ class ConformanceRun:
             tally += f", {len(inapplicable)} not applicable"
         if untested:
             tally += f", {len(untested)} untested (every case needs a missing kernel)"
-        lines.append(tally)
+        lines += [tally, contract_line(self.backend)]
         if self.contract is not None:
             lines += _listing("backend contract broken", [self.contract])
             if self.traced:

@@ -16,6 +16,8 @@ from tensorplug import BackendSpec, KernelSpec, hookimpl
 from tensorplug import kernel_names as K
 from tensorplug.kernel_factories import catalogue_kernels
 
+TENSORPLUG_CONTRACT = "1.1"  # the version of tensorplug's plugin contract this plugin is written for
+
 BACKEND = "dask"
 # Below numpy (1) and torch (0 on the CPU): installing this plugin never changes the default backend.
 PRIORITY = -5

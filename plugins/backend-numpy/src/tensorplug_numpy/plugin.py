@@ -11,6 +11,8 @@ from __future__ import annotations
 from tensorplug import BackendSpec, KernelSpec, hookimpl
 from tensorplug.kernel_factories import catalogue_kernels
 
+TENSORPLUG_CONTRACT = "1.1"  # the version of tensorplug's plugin contract this plugin is written for
+
 BACKEND = "numpy"
 PRIORITY = 1
 _PACKAGE = "tensorplug_numpy"

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from tensorplug import ExporterSpec, hookimpl
 
+TENSORPLUG_CONTRACT = "1.1"  # the version of tensorplug's plugin contract this plugin is written for
+
 
 @hookimpl
 def tensorplug_exporters() -> list[ExporterSpec]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from tensorplug import GradientSet, GradientSpec, hookimpl
 from tensorplug import kernel_names as K
 
+TENSORPLUG_CONTRACT = "1.1"  # the version of tensorplug's plugin contract this plugin is written for
+
 _SAFE = "tensorplug_grads_extra._safe"
 _SETS = "tensorplug_grads_extra._sets"
 AB = ("a", "b")

@@ -58,6 +58,7 @@ def names(name: str) -> dict[str, str]:
     ('tensorplug-my-gpu', 'tensorplug_my_gpu', 'MyGpuBackend')
     """
     from tensorplug import __version__
+    from tensorplug.hookspecs import CONTRACT
 
     major, minor = (int(part) for part in __version__.split(".")[:2])
     upper = f"{major}.{minor + 1}" if major == 0 else f"{major + 1}"
@@ -67,6 +68,7 @@ def names(name: str) -> dict[str, str]:
         "package": f"tensorplug_{name}",
         "backend_class": "".join(part.capitalize() for part in name.split("_") if part) + "Backend",
         "requirement": f"tensorplug>={major}.{minor},<{upper}",
+        "contract": CONTRACT,
     }
 
 
