@@ -431,3 +431,26 @@ def test_a_function_returning_a_variable_returns_the_variable_on_replay() -> Non
         assert (v.tolist(), t.tolist()) == (expected, expected)
         assert same() is w
     assert (bump.trace_count, same.trace_count) == (1, 1)
+
+
+def test_a_user_kernel_that_declares_the_function_it_applies_runs_as_that_function(
+    tensorplug_registries: Any, replay_kind: str
+) -> None:
+    """Lowered as the backend's own kernels are, decided by what the kernel declares (``kernel.applies``), not by
+    who registered it: the replay calls np.tanh directly, with the eager bits."""
+    calls: list[int] = []
+
+    def user_tanh(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        calls.append(1)
+        return np.tanh(inputs["x"])
+
+    user_tanh.applies = np.tanh  # type: ignore[attr-defined]  # what kernel_factories.unary(np.tanh) declares
+    tp.register_kernel("UserTanh", "numpy", user_tanh)
+    x = tp.tensor(np.linspace(-3.0, 3.0, 1 << 15, dtype=np.float32))  # large: the replay may write into a buffer
+    f = tp.function(lambda x: tp.run_kernel("UserTanh", {"x": x * 2.0}) + 1.0)
+    eager = tp.run_kernel("UserTanh", {"x": x * 2.0}) + 1.0
+    f(x)  # traced: the kernel runs
+    calls.clear()
+    for _ in range(3):
+        assert bits(f(x)) == bits(eager)
+    assert calls == ([] if replay_kind == "lowered" else [1, 1, 1])

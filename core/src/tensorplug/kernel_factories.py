@@ -53,6 +53,14 @@ def binary(fn: Callable[[Any, Any], Any]) -> Kernel:
     return kernel
 
 
+def applied_function(kernel: Any) -> Callable[..., Any] | None:
+    """The function ``kernel`` declares it applies to its inputs (``kernel.applies``, set by :func:`unary` and
+    :func:`binary`), or None: ``kernel(inputs, attrs, backend)`` is that function of the raw inputs in order,
+    whoever registered the kernel, so a ``tp.function`` lowering may call it instead."""
+    applies = getattr(kernel, "applies", None)
+    return applies if callable(applies) else None
+
+
 def applied_functions(*modules: ModuleType) -> dict[Kernel, Callable[..., Any]]:
     """The kernels of ``modules`` made by :func:`unary` / :func:`binary` (or a factory that sets ``applies``
     likewise) -> the function each applies to its inputs: what a ``tp.function`` lowering may call directly."""

@@ -5,7 +5,9 @@ a table: a step whose kernel is one of this plugin's own kernels becomes the Num
 makes (every elementwise kernel made by the plugin's factories, as the function it applies: ``Add`` is
 ``np.add(a, b)``; and a few rules for kernels whose call depends on attrs: ``Sum`` is ``np.add.reduce(x, axis,
 keepdims=..., dtype=x.dtype)``), so the results are the kernel's bit for bit: only the kernel wrapper, its
-inputs dict and its attrs lookups go.
+inputs dict and its attrs lookups go. A kernel registered by anyone else that declares the function it applies
+(``kernel.applies``: ``tensorplug.kernel_factories.unary(np.tanh)``) runs as that function too, a NumPy ufunc
+exactly as the plugin's own (with ``into``).
 Every other step (one with a fast path or dtype rules of its own, an override, a fallback) calls its kernel.
 Nothing fuses, so no arithmetic changes. The whole replay runs in the kernels' quiet floating-point context
 (``_factories.quiet_context``), entered once per call: the direct calls give inf and NaN without a warning,
@@ -26,7 +28,7 @@ from typing import Any
 import numpy as np
 
 import tensorplug as tp
-from tensorplug.kernel_factories import applied_functions
+from tensorplug.kernel_factories import applied_function, applied_functions
 from tensorplug_numpy import _binary, _linalg, _reduction, _shape, _unary
 from tensorplug_numpy._factories import quiet_context
 
@@ -105,12 +107,15 @@ def lower_step(program: tp.Program, index: int) -> tp.StepLowering | tp.Constant
     if rule is not None:
         return rule(program, step)
     fn = ELEMENTWISE.get(function)
-    if isinstance(fn, np.ufunc):  # a new array (0-d inputs aside), and no reference to its inputs kept
+    declared = fn or applied_function(function)  # any kernel that declares the function it applies: a user's too
+    if isinstance(declared, np.ufunc):  # a new array (0-d inputs aside), and no reference to its inputs kept
         large = program.specs[step.outputs[0]].size >= _MIN_REUSE_SIZE
-        into = functools.partial(_into, fn) if large else None
-        return tp.StepLowering(fn, pure=True, fresh=True, reads_only=True, into=into)
+        into = functools.partial(_into, declared) if large else None
+        return tp.StepLowering(declared, pure=True, fresh=True, reads_only=True, into=into)
     if fn is not None:  # a function of the plugin's own (sigmoid, sign...): pure, but it may return a view
         return tp.StepLowering(fn, pure=True)
+    if declared is not None:  # another's function: called as the kernel would call it, nothing more is known
+        return tp.StepLowering(declared)
     return _PURE_CALL if function in PURE else None
 
 

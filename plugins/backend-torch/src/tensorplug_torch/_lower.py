@@ -5,8 +5,9 @@ Written against the published lowering contract alone (``tp.Program``, ``tp.Step
 goes is the kernel wrapper around each call (its inputs dict and attrs lookups): an elementwise kernel made
 with ``kernel_factories.unary`` / ``binary`` runs as the torch function it applies (``kernel.applies``), and
 the float matmul, the reductions over some axes and reshapes as the torch calls their kernels make, so the
-values are the kernel's bit for bit. Every other step (an override, a fallback, integer matmuls, which take
-another path on accelerators) calls its kernel. Nothing writes into a buffer: ``into`` is not offered.
+values are the kernel's bit for bit. A kernel registered by anyone else that declares the function it applies
+(``kernel.applies``) runs as that function. Every other step (a fallback, integer matmuls, which take another
+path on accelerators) calls its kernel. Nothing writes into a buffer: ``into`` is not offered.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 import torch
 
 import tensorplug as tp
-from tensorplug.kernel_factories import applied_functions
+from tensorplug.kernel_factories import applied_function, applied_functions
 from tensorplug_torch import _binary, _linalg, _reduction, _shape, _unary
 
 ELEMENTWISE = applied_functions(_unary, _binary)
@@ -43,6 +44,9 @@ def lower_step(program: tp.Program, index: int) -> tp.StepLowering | tp.Constant
     fn = ELEMENTWISE.get(function)
     if fn is not None:
         return tp.StepLowering(fn, pure=True, fresh=True, reads_only=True)
+    declared = applied_function(function)  # another's kernel that declares the function it applies: a user's
+    if declared is not None:
+        return tp.StepLowering(declared)  # called as the kernel would call it; nothing more is known of it
     if function in REDUCTIONS and step.attrs["axis"]:  # no axis: the kernel returns x itself
         reduce, keep_dtype = REDUCTIONS[function]
         kwargs: dict[str, Any] = {"keepdim": step.attrs["keep_dims"]}
