@@ -231,6 +231,10 @@ def _empty_set() -> list[tp.GradientSpec]:
     return []
 
 
+def _decomposed(inputs: dict[str, Any], attrs: dict[str, Any]) -> Any:
+    return inputs["x"]
+
+
 KINDS: dict[str, tuple[Any, Any, Any]] = {
     # kind: (register an entry of that kind, unregister it, the sources of the key's entries)
     "kernel": (
@@ -253,6 +257,11 @@ KINDS: dict[str, tuple[Any, Any, Any]] = {
         lambda: tp.unregister_exporter("front_probe"),
         lambda: [s.source for s in tp.exporters() if s.format == "front_probe"],
     ),
+    "decomposition": (
+        lambda **kw: tp.register_decomposition("FrontProbe", _decomposed, **kw),
+        lambda: tp.unregister_decomposition("FrontProbe"),
+        lambda: [s.source for s in tp.decomposition_stack("FrontProbe")],
+    ),
 }
 
 
@@ -262,6 +271,8 @@ def test_every_kind_refuses_a_silent_shadowing_and_restores_on_unregister(kind: 
     register, unregister, sources = KINDS[kind]
     if kind in ("gradient set", "exporter"):  # no entry of the core to shadow: a first one from user code
         register()
+    if kind == "decomposition":  # another function (the same one registered again replaces it quietly)
+        tp.register_decomposition("FrontProbe", lambda inputs, attrs: inputs["x"] * 1.0)
     before = sources()
     assert before
     refusal = rf"^{kind} .* is already registered by \S+; pass override=True to shadow it \(unregistering yours later "

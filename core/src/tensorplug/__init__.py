@@ -27,6 +27,12 @@ from tensorplug._autodiff._tape import (
     value_and_grads,
     variable_grads,
 )
+from tensorplug._plugins._decompositions import (
+    decomposition_stack,
+    decompositions,
+    register_decomposition,
+    unregister_decomposition,
+)
 from tensorplug._plugins._exporters import exporters, register_exporter, unregister_exporter
 from tensorplug._plugins._loading import plugins
 from tensorplug._plugins._notes import PluginInfo
@@ -81,7 +87,14 @@ from tensorplug._runtime._errors import (
     TensorplugError,
     UnsupportedOperationError,
 )
-from tensorplug._runtime._registry import BackendSpec, ExporterSpec, GradientSet, GradientSpec, KernelSpec
+from tensorplug._runtime._registry import (
+    BackendSpec,
+    DecompositionSpec,
+    ExporterSpec,
+    GradientSet,
+    GradientSpec,
+    KernelSpec,
+)
 from tensorplug._runtime._state import no_grad
 from tensorplug._runtime._tensor import Tensor
 from tensorplug._runtime._variable import Variable
@@ -241,6 +254,7 @@ __all__ = [
     "DTypeError",
     "ExportError",
     "ExportRequest",
+    "DecompositionSpec",
     "ExporterSpec",
     "FallbackWarning",
     "Function",
@@ -282,6 +296,8 @@ __all__ = [
     "datasets",
     "debug",
     "export",
+    "decomposition_stack",
+    "decompositions",
     "exporters",
     "float32",
     "float64",
@@ -312,6 +328,7 @@ __all__ = [
     "plugins",
     "profile",
     "register_backend",
+    "register_decomposition",
     "register_exporter",
     "register_gradient",
     "register_gradient_set",
@@ -326,6 +343,7 @@ __all__ = [
     "train",
     "unregister_exporter",
     "unregister_gradient",
+    "unregister_decomposition",
     "unregister_gradient_set",
     "use_gradients",
     "unregister_kernel",

@@ -20,7 +20,14 @@ from collections.abc import Sequence
 
 import pluggy
 
-from tensorplug._runtime._registry import BackendSpec, ExporterSpec, GradientSet, GradientSpec, KernelSpec
+from tensorplug._runtime._registry import (
+    BackendSpec,
+    DecompositionSpec,
+    ExporterSpec,
+    GradientSet,
+    GradientSpec,
+    KernelSpec,
+)
 
 PROJECT = "tensorplug"
 
@@ -57,3 +64,9 @@ def tensorplug_gradient_sets() -> Sequence[GradientSet]:  # type: ignore[empty-b
 @hookspec
 def tensorplug_exporters() -> Sequence[ExporterSpec]:  # type: ignore[empty-body]
     """Declare export formats for ``tp.export``: a format name and its exporter (lazy ``"module:attr"`` preferred)."""
+
+
+@hookspec
+def tensorplug_decompositions() -> Sequence[DecompositionSpec]:  # type: ignore[empty-body]
+    """Declare decompositions: how a kernel is computed with ops where a backend has no kernel of its own, and how
+    it is differentiated where it has no gradient (added in contract 1.1)."""

@@ -12,7 +12,7 @@ from typing import Any, Literal, Protocol
 from tensorplug._runtime._dtypes import FLOAT_DTYPES, is_floating
 from tensorplug._runtime._errors import GradientError, InvalidArgumentError
 from tensorplug._runtime._observe import everywhere, gradient_made
-from tensorplug._runtime._registry import GradientSpec, gradient_registry, resolve
+from tensorplug._runtime._registry import GradientSpec, decomposition_registry, gradient_registry, resolve
 from tensorplug._runtime._state import Record, Tape, no_grad, state
 from tensorplug._runtime._tensor import Tensor, describe, wrap_call
 from tensorplug.ops import add, ones_like, tensor, zeros_like
@@ -85,10 +85,13 @@ def _reads(record: Record, ids: set[int]) -> bool:
 def _gradient_spec(record: Record) -> GradientSpec:
     spec = record.grad if record.grad is not None else gradient_registry.get(record.kernel_name)
     if spec is None:
+        spec = _through_decomposition(record)
+    if spec is None:
         raise GradientError(
             f"no gradient is registered for kernel {record.kernel_name!r}, which lies between the inputs "
             f"and the output (inputs: {_describe_inputs(record)}); register one with "
-            f"tp.register_gradient({record.kernel_name!r}, ...) or wrap the computation in tp.custom_grad"
+            f"tp.register_gradient({record.kernel_name!r}, ...), or say how it decomposes into ops with "
+            f"tp.register_decomposition({record.kernel_name!r}, ...), or wrap the computation in tp.custom_grad"
         )
     if spec.grad is None:
         raise GradientError(
@@ -96,6 +99,51 @@ def _gradient_spec(record: Record) -> GradientSpec:
             f"between the inputs and the output (inputs: {_describe_inputs(record)}); use tp.stop_gradient "
             "on its input if no gradient should flow there"
         )
+    return spec
+
+
+_DECOMPOSED: dict[tuple[Any, tuple[str, ...]], GradientSpec] = {}  # (decomposition, input names) -> its gradient
+
+
+def _through_decomposition(record: Record) -> GradientSpec | None:
+    """The gradient of a kernel without one, through its decomposition (None: it has none): the
+    vector-Jacobian product of the decomposition's ops, recorded like any ops (so differentiable again)."""
+    decomposition = decomposition_registry.get(record.kernel_name)
+    if decomposition is None:
+        return None
+    names = tuple(record.inputs)
+    spec = _DECOMPOSED.get((decomposition, names))
+    if spec is not None:
+        return spec
+    kernel = record.kernel_name
+
+    def grad(dy: Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> tuple[Any, ...]:
+        if any(not isinstance(value, Tensor) for value in saved):
+            raise GradientError(
+                f"the gradient of {kernel!r} through its decomposition (from {decomposition.source}) takes tensor "
+                f"inputs, not lists; register a gradient with tp.register_gradient({kernel!r}, ...)"
+            )
+        fn = resolve(decomposition.fn, f"decomposition of {kernel!r} (from {decomposition.source})")
+        floats = [i for i, value in enumerate(saved) if is_floating(value.dtype)]
+
+        def decomposed(*xs: Tensor) -> Tensor:
+            values = list(saved)
+            for i, x in zip(floats, xs, strict=True):
+                values[i] = x
+            out: Tensor = fn(dict(zip(names, values, strict=True)), dict(attrs))
+            return out
+
+        if not floats:
+            return tuple(None for _ in names)
+        where = f"the gradient of {kernel!r} through its decomposition"
+        _, found = _gradients(decomposed, [saved[i] for i in floats], dy, where, unconnected_gradients="zero")
+        result: list[Any] = [None] * len(names)
+        for i, g in zip(floats, found, strict=True):
+            result[i] = g
+        return tuple(result)
+
+    spec = GradientSpec(kernel, grad, names, (), source=decomposition.source, replay=False)
+    _DECOMPOSED[(decomposition, names)] = spec
     return spec
 
 

@@ -12,7 +12,7 @@ from tensorplug import kernel_names
 from tensorplug._plugins._overrides import active_gradient
 from tensorplug._runtime._absent_kernels import check as check_declared
 from tensorplug._runtime._engine import engine
-from tensorplug._runtime._registry import gradient_registry, kernel_registry
+from tensorplug._runtime._registry import decomposition_registry, gradient_registry, kernel_registry
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,8 @@ class CoverageRow:
     """One kernel: which distribution provides it on each backend, and its gradient."""
 
     kernel: str
-    backends: dict[str, str | None]  # backend -> distribution providing the kernel, "fallback:<backend>", or None
+    backends: dict[str, str | None]  # backend -> the kernel's distribution, "decomposition:<its source>",
+    # "fallback:<backend>", or None
     gradient: str | None  # distribution providing the gradient, or None when there is none
     differentiable: bool | None  # True: has a gradient; False: declared not differentiable; None: no entry
     shadows: tuple[str, ...] = ()  # distributions whose gradient the active one shadows
@@ -50,6 +51,10 @@ class Coverage:
         """Kernels the backend runs through its fallback backend."""
         return [row.kernel for row in self.rows if _provider_kind(row.backends.get(backend)) == "fallback"]
 
+    def decomposed_for(self, backend: str) -> list[str]:
+        """Kernels the backend has none of its own and runs as their decomposition, with its ops."""
+        return [row.kernel for row in self.rows if _provider_kind(row.backends.get(backend)) == "decomposition"]
+
     @property
     def gradients(self) -> int:
         return sum(1 for row in self.rows if row.differentiable)
@@ -62,6 +67,9 @@ class Coverage:
         parts = []
         for backend in self.backends:
             part = f"{backend}: {self.kernels_for(backend)}"
+            by_decomposition = len(self.decomposed_for(backend))
+            if by_decomposition:
+                part += f" + {by_decomposition} by decomposition"
             by_fallback = len(self.fallback_for(backend))
             if by_fallback:
                 part += f" + {by_fallback} by fallback"
@@ -117,12 +125,16 @@ def text_table(headers: list[str], rows: list[list[str]]) -> list[str]:
 
 
 FALLBACK_PREFIX = "fallback:"
+DECOMPOSITION_PREFIX = "decomposition:"
 
 
 def _provider_kind(provider: str | None) -> str:
-    """ "own" (a distribution's kernel), "fallback" (run on the fallback backend) or "missing"."""
+    """ "own" (a distribution's kernel), "decomposition" (its ops, run there), "fallback" (run on the fallback
+    backend) or "missing"."""
     if provider is None:
         return "missing"
+    if provider.startswith(DECOMPOSITION_PREFIX):
+        return "decomposition"
     return "fallback" if provider.startswith(FALLBACK_PREFIX) else "own"
 
 
@@ -157,14 +169,21 @@ def coverage() -> Coverage:
     names = list(kernel_names.CATALOGUE)
     known = set(names)
     extra = {spec.kernel_name for spec in kernel_registry} | {spec.kernel_name for spec in gradient_registry}
+    extra |= {spec.kernel_name for spec in decomposition_registry}
     names += sorted(extra - known)
     rows = []
     for name in names:
+        decomposition = decomposition_registry.get(name)
         providers: dict[str, str | None] = {}
         notes: dict[str, str] = {}
         for backend in backends:
             spec = kernel_registry.get((name, backend))
-            providers[backend] = spec.source if spec is not None else _through_fallback(name, backend)
+            if spec is not None:
+                providers[backend] = spec.source
+            elif decomposition is not None:  # run as its ops there, before any fallback
+                providers[backend] = f"{DECOMPOSITION_PREFIX}{decomposition.source}"
+            else:
+                providers[backend] = _through_fallback(name, backend)
             if spec is not None and spec.note:
                 notes[backend] = spec.note
         stack = gradient_registry.stack(name)

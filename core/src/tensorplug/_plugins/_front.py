@@ -27,11 +27,13 @@ from tensorplug._runtime._errors import RegistrationError
 from tensorplug._runtime._registry import (
     LAYER_RUNTIME,
     RUNTIME,
+    DecompositionSpec,
     ExporterSpec,
     GradientSet,
     GradientSpec,
     KernelSpec,
     LayeredRegistry,
+    decomposition_registry,
     exporter_registry,
     gradient_registry,
     gradient_set_registry,
@@ -80,7 +82,10 @@ GRADIENT_SETS = Kind(
     gradient_set_registry, GradientSet, "tensorplug_gradient_sets", "gradient_set", None, defaults=_REPLAY
 )
 EXPORTERS = Kind(exporter_registry, ExporterSpec, "tensorplug_exporters", "exporter", None)
-KINDS = (KERNELS, GRADIENTS, GRADIENT_SETS, EXPORTERS)  # the kinds a plugin declares besides its backends
+DECOMPOSITIONS = Kind(
+    decomposition_registry, DecompositionSpec, "tensorplug_decompositions", "decomposition", "fn", stack=True
+)
+KINDS = (KERNELS, GRADIENTS, GRADIENT_SETS, EXPORTERS, DECOMPOSITIONS)  # what a plugin declares besides backends
 
 
 def source_of(who: Caller) -> str:

@@ -33,8 +33,10 @@ class PluginInfo:
     distribution (the plugin then failed: see ``error``); ``unknown_gradients``
     the kernel names its gradients are declared for that no kernel has and
     that are close to a known kernel's (misspelled, most likely: they warn);
-    ``exporters`` the formats it adds to ``tp.export``; ``contract`` the version of the plugin contract its
-    module declares it was written for (``TENSORPLUG_CONTRACT``; None: none, as before the contract had one).
+    ``exporters`` the formats it adds to ``tp.export``; ``decompositions`` the
+    kernels it says how to decompose; ``contract`` the version of the plugin
+    contract its module declares it was written for (``TENSORPLUG_CONTRACT``;
+    None: none, as before the contract had one).
     """
 
     name: str
@@ -52,6 +54,7 @@ class PluginInfo:
     refused_backends: list[str] = field(default_factory=list)
     unknown_gradients: list[str] = field(default_factory=list)
     exporters: list[str] = field(default_factory=list)
+    decompositions: list[str] = field(default_factory=list)
     contract: str | None = None
 
 

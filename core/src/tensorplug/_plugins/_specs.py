@@ -7,10 +7,17 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from tensorplug._plugins._guard import PluginProblem
-from tensorplug._runtime._registry import BackendSpec, ExporterSpec, GradientSet, GradientSpec, KernelSpec
+from tensorplug._runtime._registry import (
+    BackendSpec,
+    DecompositionSpec,
+    ExporterSpec,
+    GradientSet,
+    GradientSpec,
+    KernelSpec,
+)
 from tensorplug.kernel_names import CATALOGUE
 
-Spec = BackendSpec | KernelSpec | GradientSpec | GradientSet | ExporterSpec
+Spec = BackendSpec | KernelSpec | GradientSpec | GradientSet | ExporterSpec | DecompositionSpec
 
 
 _CANONICAL = {name.lower(): name for name in CATALOGUE}
@@ -76,6 +83,9 @@ def validate(spec: Spec) -> None:
         problems["outputs_to_save"] = _outputs_problem(spec.outputs_to_save)
         problems["override"] = None if isinstance(spec.override, bool) else "must be True or False"
         problems["replay"] = _replay_problem(spec.replay)
+    elif isinstance(spec, DecompositionSpec):
+        problems["kernel_name"] = _kernel_name_problem(spec.kernel_name)
+        problems["fn"] = _lazy_problem(spec.fn)
     elif isinstance(spec, ExporterSpec):
         problems["format"] = _name_problem(spec.format)
         problems["exporter"] = _lazy_problem(spec.exporter)
@@ -101,6 +111,8 @@ def _spec_text(spec: Spec) -> str:
         return f"GradientSpec {spec.kernel_name!r}"
     if isinstance(spec, ExporterSpec):
         return f"ExporterSpec {spec.format!r}"
+    if isinstance(spec, DecompositionSpec):
+        return f"DecompositionSpec {spec.kernel_name!r}"
     return f"{'BackendSpec' if isinstance(spec, BackendSpec) else 'GradientSet'} {spec.name!r}"
 
 

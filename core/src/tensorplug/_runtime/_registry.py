@@ -155,6 +155,24 @@ class GradientSet:
 
 
 @dataclass(frozen=True)
+class DecompositionSpec:
+    """How kernel ``kernel_name`` decomposes into ops: ``fn(inputs, attrs)`` receives the kernel's inputs as
+    Tensors by name and its attrs, and returns its output computed with ops (the kernel convention one level up).
+
+    ``fn`` may be a lazy ``"module:attribute"`` name. A decomposition is the kernel on any backend that has none
+    of its own (before a data-moving fallback), and the way to differentiate a kernel that has no gradient.
+    """
+
+    kernel_name: str
+    fn: Callable[..., Any] | str
+    source: str = RUNTIME
+
+    @property
+    def key(self) -> str:
+        return self.kernel_name
+
+
+@dataclass(frozen=True)
 class ExporterSpec:
     """A format ``tp.export`` can write: ``format`` names it, ``exporter(request)`` writes it.
 
@@ -346,11 +364,13 @@ kernel_registry: LayeredRegistry[KernelSpec] = LayeredRegistry("kernel")
 gradient_registry: LayeredRegistry[GradientSpec] = LayeredRegistry("gradient")
 gradient_set_registry: LayeredRegistry[Any] = LayeredRegistry("gradient set")  # of GradientSet
 exporter_registry: LayeredRegistry[Any] = LayeredRegistry("exporter")  # of ExporterSpec
+decomposition_registry: LayeredRegistry[Any] = LayeredRegistry("decomposition")  # of DecompositionSpec
 REGISTRIES: tuple[LayeredRegistry[Any], ...] = (
     kernel_registry,
     gradient_registry,
     gradient_set_registry,
     exporter_registry,
+    decomposition_registry,
 )
 
 

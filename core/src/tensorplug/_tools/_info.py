@@ -143,6 +143,8 @@ def _plugin_row(info: dict[str, Any]) -> list[str]:
         parts.append("sets " + ", ".join(info["gradient_sets"]))
     if info.get("exporters"):
         parts.append("export format " + ", ".join(info["exporters"]))
+    if info.get("decompositions"):
+        parts.append("decompositions " + ", ".join(info["decompositions"]))
     if info["unknown_backends"]:
         parts.append("kernels for unregistered backend " + ", ".join(info["unknown_backends"]))
     if info.get("unknown_gradients"):

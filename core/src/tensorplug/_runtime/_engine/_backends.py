@@ -13,6 +13,7 @@ from typing import Any
 
 from tensorplug._runtime._absent_kernels import absent_note, drop_if_absent, known_absent
 from tensorplug._runtime._backend import Backend
+from tensorplug._runtime._engine._decomposed import DecomposedKernel
 from tensorplug._runtime._engine_view import view
 from tensorplug._runtime._errors import (
     BackendError,
@@ -32,6 +33,7 @@ from tensorplug._runtime._registry import (
     KernelFunc,
     KernelSpec,
     close_kernel_names,
+    decomposition_registry,
     gradient_registry,
     kernel_registry,
     resolve,
@@ -63,6 +65,7 @@ class Engine:
         self.no_backend_hint: str | None = None  # why no plugin backend was loaded, when the environment said so
         self.lock = threading.RLock()
         kernel_registry.on_change(self._kernel_changed)
+        decomposition_registry.on_change(lambda key: self._forget_fallbacks())  # a wrapper may hold the old one
 
     # -- backends ---------------------------------------------------------
 
@@ -274,19 +277,30 @@ class Engine:
         generation = self.generation  # read before the registry: see _cache
         spec = kernel_registry.get((name, backend.name))
         if spec is None:
-            return self.fallback_kernel(name, backend, generation)
+            return self._decomposed_or_fallback(name, backend, generation)
         try:
             fn: KernelFunc = resolve(spec.kernel, f"kernel {name!r} for backend {backend.name!r} (from {spec.source})")
         except TensorplugError:
             raise
         except Exception as exc:
             if drop_if_absent(spec):  # named by convention, not defined: the kernel is not registered after all
-                return self.fallback_kernel(name, backend)
+                return self._decomposed_or_fallback(name, backend, None)
             raise KernelError(
                 f"kernel {name!r} for backend {backend.name!r} (from {spec.source}) could not be imported "
                 f"from {spec.kernel!r}: {type(exc).__name__}: {exc}"
             ) from exc
         return self._cache(backend.name, name, fn, generation)
+
+    def _decomposed_or_fallback(self, name: str, backend: Backend, generation: int | None) -> KernelFunc:
+        """Kernel ``name`` of a backend that has none of its own: its decomposition, run there, when it has one;
+        else the backend's fallback (:meth:`fallback_kernel`)."""
+        decomposition = decomposition_registry.get(name)
+        if decomposition is None:
+            return self.fallback_kernel(name, backend, generation)
+        with self.lock:
+            self.fallback_tables.add(backend.name)  # forgotten, as fallbacks are, when a registry changes
+            made = DecomposedKernel(name, decomposition, backend)
+            return self._cache(backend.name, name, made, self.generation if generation is None else generation)
 
     def fallback_kernel(self, name: str, backend: Backend, generation: int | None = None) -> KernelFunc:
         """A kernel of ``backend`` that runs kernel ``name`` on the first backend of its fallback chain having it.
