@@ -43,7 +43,7 @@ def expected(x: list[float], beta: float = 1.0) -> np.ndarray:
 
 
 @pytest.mark.usefixtures("numpy_only_swish")
-@pytest.mark.parametrize("backend", ["torch", "dask"])
+@pytest.mark.parametrize("backend", ["torch"])  # dask: plugins/backend-dask/tests/test_dask_decompositions.py
 def test_a_kernel_registered_for_numpy_runs_on_another_backend_as_its_ops(backend: str) -> None:
     pytest.importorskip(backend)
     tp.set_backend(backend)

@@ -103,6 +103,7 @@ def _gradient_spec(record: Record) -> GradientSpec:
 
 
 _DECOMPOSED: dict[tuple[Any, tuple[str, ...]], GradientSpec] = {}  # (decomposition, input names) -> its gradient
+decomposition_registry.on_change(lambda key: _DECOMPOSED.clear())  # none is kept for a decomposition that is gone
 
 
 def _through_decomposition(record: Record) -> GradientSpec | None:
