@@ -361,7 +361,7 @@ def _unary_rows() -> list[tuple[str, str, Reference | None]]:
     rows: list[tuple[str, str, Reference | None]] = []
     for entry in REFERENCE.values():
         if entry.family == "unary" and not entry.attrs:
-            op = entry.ops[0].split()[0].removeprefix("tp.")  # "tp.neg (and -x)" is tp.neg
+            op = entry.op_name  # "tp.neg (and -x)" is tp.neg
             rows.append((op, entry.name, _UNARY_REFS.get(entry.name) or _from_entry(entry)))
     return rows + _LIKE
 

@@ -34,7 +34,7 @@ from tensorplug.kernel_reference import (
     ops_markdown,
 )
 from tensorplug.testing import all_cases, run_case
-from tensorplug.testing.cases._unary import floating_cases
+from tensorplug.testing.cases._unary import standard_cases
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "kernels.md"
@@ -170,7 +170,7 @@ def test_gradient_entries_agree_with_the_core_gradients() -> None:
 
 @pytest.mark.parametrize("name", [e.name for e in REFERENCE.values() if e.gradient == "zero"])
 def test_zero_gradients_are_zero(name: str) -> None:
-    op = getattr(tp, REFERENCE[name].ops[0].split(" ")[0].removeprefix("tp."))  # tp.step, tp.zeros_like, ...
+    op = getattr(tp, REFERENCE[name].op_name)  # tp.step, tp.zeros_like, ...
     x = tp.tensor([-1.3, -0.2, 0.4, 2.0, 2.5], "float64")
     gradient = tp.grad(lambda x: tp.sum(op(x) * x))(x)  # d/dx (op(x) * x) = op(x) when op's gradient is zero
     assert gradient.tolist() == op(x).tolist(), name
@@ -252,7 +252,7 @@ def test_every_floating_unary_kernel_gets_its_standard_cases_from_its_entry() ->
         assert entry.samples is not None
         assert len(entry.samples.points) == 6, entry.name
         assert len(entry.samples.special[0]) == len(entry.samples.special[1]), entry.name
-        derived = [c.id for c in floating_cases(entry)]
+        derived = [c.id for c in standard_cases(entry)]
         assert derived == [f"{entry.name}-{name}" for name in STANDARD]
         assert all(ids.count(case_id) == 1 for case_id in derived), entry.name
 
@@ -263,7 +263,7 @@ def test_an_entry_with_a_formula_and_samples_gives_the_standard_cases() -> None:
         numpy=lambda x: x / (1 + abs(x)),
         samples=Samples(special=((math.inf, -0.0), (1.0, -0.0)), points=(-3.0, -1.0, 0.0, 1.0, 3.0, 7.0), ints=(-1, 4)),
     )
-    cases = {c.name: c for c in floating_cases(entry)}
+    cases = {c.name: c for c in standard_cases(entry)}
     assert list(cases) == STANDARD
     assert all(c.op is tp.tanh and c.kernel == "Tanh" for c in cases.values())
     float32 = cases["float32"]
@@ -278,7 +278,7 @@ def test_an_entry_with_a_formula_and_samples_gives_the_standard_cases() -> None:
     assert cases["grad"].grad
     assert cases["grad"].expected.tolist() == [-1.2 / 2.2, 0.3 / 1.3, 1.5 / 2.5]
     with pytest.raises(ValueError, match="Tanh: its kernel reference entry gives no numpy formula and samples"):
-        floating_cases(dataclasses.replace(entry, samples=None))
+        standard_cases(dataclasses.replace(entry, samples=None))
 
 
 def test_an_entry_shows_its_special_values() -> None:

@@ -4,13 +4,12 @@
 A decomposition says how a kernel is computed with ops, ``fn(inputs, attrs)``: the kernel convention one level up,
 with Tensors instead of raw storage. The engine runs it as the kernel on a backend that has none of its own, before
 any fallback (``tensorplug._runtime._engine._decomposed``), and backprop differentiates through it where the kernel
-has no gradient (``tensorplug._autodiff._tape``).
+has no gradient (``tensorplug._autodiff._backward``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from tensorplug._plugins import _front
 from tensorplug._plugins._front import DECOMPOSITIONS, source_of
@@ -20,7 +19,6 @@ from tensorplug._runtime._registry import DecompositionSpec, exact
 
 __all__ = ["decomposition_stack", "decompositions", "register_decomposition", "unregister_decomposition"]
 
-F = TypeVar("F", bound=Callable[..., Any])
 _DECORATOR: Any = object()
 
 

@@ -192,6 +192,12 @@ class KernelEntry:
                 f"in tensorplug/kernel_reference/_{self.family}.py)"
             )
 
+    @property
+    def op_name(self) -> str:
+        """The public function that runs the kernel, as ``tp.<op_name>``: the first one ``ops`` names
+        (``"tp.neg (and -x)"`` gives ``"neg"``, ``"tp.reshape, tp.flatten"`` gives ``"reshape"``)."""
+        return self.ops[0].split()[0].rstrip(",").removeprefix("tp.")
+
     def output_count(self, attrs: Mapping[str, Any]) -> int:
         """How many outputs the kernel returns for these attrs."""
         if self.outputs_per is None:

@@ -32,7 +32,7 @@ def kink_cases(entry: KernelEntry) -> list[Case]:
     """One case per kink of ``entry``: the gradient there is what the entry states."""
     if not entry.kinks:
         return []
-    op = getattr(tp, entry.ops[0].split(" ")[0].rstrip(",").removeprefix("tp."))
+    op = getattr(tp, entry.op_name)
     names = [i.name for i in entry.inputs]
     positions = [names.index(n) for n in entry.grad_inputs]
     cases = []

@@ -68,64 +68,48 @@ def _by_formula(formula: Callable[..., Any], held: np.ndarray, dtype: Any) -> np
         return np.asarray(formula(held.astype(np.longdouble)), dtype=np.longdouble).astype(dtype)
 
 
-def floating_cases(entry: KernelEntry) -> list[Case]:
-    """The standard cases of a floating-point unary kernel, built from its kernel reference entry.
+def standard_cases(entry: KernelEntry) -> list[Case]:
+    """The standard cases of a unary kernel, built from its kernel reference entry.
 
     float32, float64, int32, int64, bool, a 0-d scalar and an empty tensor
     against the entry's ``numpy`` formula, its hand-worked special values, and
-    a second-order gradient check.
+    a second-order gradient check. A floating-point kernel takes integer and
+    bool inputs as float32; a numeric one keeps integer dtypes (its float64
+    results are exact) and refuses bool.
     """
     samples, formula = entry.samples, entry.numpy
     if samples is None or formula is None:
         raise ValueError(f"{entry.name}: its kernel reference entry gives no numpy formula and samples")
-    k, op = entry.name, getattr(tp, entry.ops[0].removeprefix("tp."))
+    numeric = entry.inputs[0].dtypes == _NUMERIC_DTYPES
+    k, op = entry.name, getattr(tp, entry.op_name)
     points, ints, grad = list(samples.points), list(samples.ints), list(samples.grad)
-    held32, held64, scalar, bools = f32(points), f64(points).reshape(2, -1), f32(points[3]), b8([False, True])
+    held32, held64, scalar = f32(points), f64(points).reshape(2, -1), f32(points[3])
     special_in, special_out = samples.special
+    rtol64, atol64 = (1e-15, 0.0) if numeric else (1e-13, 1e-15)  # a numeric kernel's float64 results are exact
+    int32, int64 = (np.int32, np.int64) if numeric else (np.float32, np.float32)
+    if numeric:
+        bools = Case(k, op, (b8([True, False]),), raises=tp.DTypeError, match="numeric tensor, got bool", name="bool")
+        empty = Case(k, op, (i64(np.zeros((2, 0))),), i64(np.zeros((2, 0))), name="empty")
+    else:
+        bools = Case(k, op, (b8([False, True]),), _by_formula(formula, b8([False, True]), np.float32), name="bool")
+        empty = Case(k, op, (f32(np.zeros((0, 3))),), f32(np.zeros((0, 3))), name="empty")
     return [
         Case(k, op, (held32,), _by_formula(formula, held32, np.float32), name="float32"),
-        Case(k, op, (held64,), _by_formula(formula, held64, np.float64), rtol=1e-13, atol=1e-15, name="float64"),
-        Case(k, op, (i32(ints),), _by_formula(formula, i32(ints), np.float32), name="int32"),
-        Case(k, op, (i64(ints),), _by_formula(formula, i64(ints), np.float32), name="int64"),
-        Case(k, op, (bools,), _by_formula(formula, bools, np.float32), name="bool"),
+        Case(k, op, (held64,), _by_formula(formula, held64, np.float64), rtol=rtol64, atol=atol64, name="float64"),
+        Case(k, op, (i32(ints),), _by_formula(formula, i32(ints), int32), name="int32"),
+        Case(k, op, (i64(ints),), _by_formula(formula, i64(ints), int64), name="int64"),
+        bools,
         Case(k, op, (scalar,), _by_formula(formula, scalar, np.float32), name="scalar"),
-        Case(k, op, (f32(np.zeros((0, 3))),), f32(np.zeros((0, 3))), name="empty"),
+        empty,
         Case(k, op, (f32(list(special_in)),), f32(list(special_out)), name="special"),
-        Case(k, op, (f64(grad),), _by_formula(formula, f64(grad), np.float64), rtol=1e-12, grad=True, name="grad"),
-    ]
+        Case(k, op, (f64(grad),), _by_formula(formula, f64(grad), np.float64), rtol=1e-6 if numeric else 1e-12,
+             grad=True, name="grad"),
+    ]  # fmt: skip
 
 
 FLOATING = [entry for entry in REFERENCE.values() if entry.family == "unary" and entry.samples is not None
             and entry.inputs[0].dtypes == _FLOAT_DTYPES]  # fmt: skip
 """The floating-point unary kernels whose standard cases come from their kernel reference entry."""
-
-
-# -- numeric kernels that keep the dtype: bool inputs are refused ------------------------------------------
-# Their standard cases come from the kernel reference as well (the entry's formula and samples), with integer inputs
-# kept in their dtype.
-
-
-def numeric_cases(entry: KernelEntry) -> list[Case]:
-    """The standard cases of a numeric unary kernel that keeps x's dtype, built from its kernel reference entry."""
-    samples, formula = entry.samples, entry.numpy
-    if samples is None or formula is None:
-        raise ValueError(f"{entry.name}: its kernel reference entry gives no numpy formula and samples")
-    k, op = entry.name, getattr(tp, entry.ops[0].split(" ")[0].removeprefix("tp."))
-    points, ints = list(samples.points), list(samples.ints)
-    held32, held64 = f32(points), f64(points).reshape(2, -1)
-    special_in, special_out = samples.special
-    return [
-        Case(k, op, (held32,), _by_formula(formula, held32, np.float32), name="float32"),
-        Case(k, op, (held64,), _by_formula(formula, held64, np.float64), rtol=1e-15, atol=0.0, name="float64"),
-        Case(k, op, (i32(ints),), _by_formula(formula, i32(ints), np.int32), name="int32"),
-        Case(k, op, (i64(ints),), _by_formula(formula, i64(ints), np.int64), name="int64"),
-        Case(k, op, (f32(points[3]),), _by_formula(formula, f32(points[3]), np.float32), name="scalar"),
-        Case(k, op, (i64(np.zeros((2, 0))),), i64(np.zeros((2, 0))), name="empty"),
-        Case(k, op, (f32(list(special_in)),), f32(list(special_out)), name="special"),
-        Case(k, op, (b8([True, False]),), raises=tp.DTypeError, match="numeric tensor, got bool", name="bool"),
-        Case(k, op, (f64(samples.grad),), _by_formula(formula, f64(samples.grad), np.float64), grad=True,
-             name="grad"),
-    ]  # fmt: skip
 
 
 NUMERIC = [entry for entry in REFERENCE.values() if entry.family == "unary" and entry.samples is not None
@@ -282,7 +266,7 @@ HAND = [
 ]  # fmt: skip
 
 CASES: list[Case] = [
-    *(case for entry in FLOATING for case in floating_cases(entry)),
-    *(case for entry in NUMERIC for case in numeric_cases(entry)),
+    *(case for entry in FLOATING for case in standard_cases(entry)),
+    *(case for entry in NUMERIC for case in standard_cases(entry)),
     *HAND,
 ]
