@@ -13,6 +13,7 @@ SCRIPT = """
 mine = {p.name: p for p in tp.plugins() if p.distribution == "tensorplug-fixture-contract"}
 result["status"] = {name: [p.status, p.contract, p.error] for name, p in mine.items()}
 result["sets"] = sorted(s.name for s in tp.gradient_sets() if s.name.startswith("fixture_contract_"))
+result["replay"] = {s.name: s.replay for s in tp.gradient_sets() if s.name.startswith("fixture_contract_")}
 result["core"] = tp.PLUGIN_CONTRACT
 """
 
@@ -37,6 +38,7 @@ def test_a_newer_minor_version_loads_with_one_warning() -> None:
     out = _run("newer")
     assert out["status"]["newer"][:2] == ["loaded", "1.9"]  # type: ignore[index]
     assert out["sets"] == ["fixture_contract_newer"]
+    assert out["replay"] == {"fixture_contract_newer": True}  # written for 1.1 or later: declared sets replay
     warnings = [w for w in out["plugin_warnings"] if "'newer'" in w]  # type: ignore[attr-defined]
     assert len(warnings) == 1
     assert "written for tensorplug's plugin contract 1.9, newer than the" in warnings[0]
@@ -50,6 +52,7 @@ def test_an_undeclared_plugin_loads_quietly_and_a_malformed_declaration_is_refus
     assert status == "failed"
     assert "TENSORPLUG_CONTRACT is 1.1; it is the version of tensorplug's plugin contract" in error
     assert out["sets"] == ["fixture_contract_unversioned"]
+    assert out["replay"] == {"fixture_contract_unversioned": False}  # written before 1.1: run as written, as then
     assert not [w for w in out["plugin_warnings"] if "'unversioned'" in w]  # type: ignore[attr-defined]
 
 

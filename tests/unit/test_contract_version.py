@@ -53,3 +53,12 @@ def test_a_deprecated_feature_a_plugin_uses_is_warned_with_its_migration(monkeyp
         f"tensorplug implements {tp.PLUGIN_CONTRACT}): use tensorplug_new"
     ]
     assert declared_contract(_module(), WHO) == (None, [])
+
+
+def test_declared_defaults_apply_from_contract_1_1() -> None:
+    from tensorplug._plugins._contract import written_for_defaults
+
+    assert written_for_defaults("1.1")
+    assert written_for_defaults(tp.PLUGIN_CONTRACT)
+    assert not written_for_defaults("1.0")
+    assert not written_for_defaults(None)

@@ -24,7 +24,15 @@ from types import ModuleType
 
 from tensorplug.hookspecs import CONTRACT
 
-__all__ = ["ATTRIBUTE", "DEPRECATED", "Deprecation", "declared_contract", "parse"]
+__all__ = [
+    "ATTRIBUTE",
+    "DEPRECATED",
+    "DECLARED_DEFAULTS",
+    "Deprecation",
+    "declared_contract",
+    "parse",
+    "written_for_defaults",
+]
 
 ATTRIBUTE = "TENSORPLUG_CONTRACT"
 """The module-level name under which a plugin module declares the contract version it was written for."""
@@ -54,6 +62,17 @@ def parse(version: str) -> tuple[int, int]:
     if match is None:
         raise ValueError(version)
     return int(match.group(1)), int(match.group(2))
+
+
+DECLARED_DEFAULTS = "1.1"
+"""The contract version from which a plugin's declarations take the defaults of declared specs (a gradient it
+declares is replayed unless it says ``replay=False``); a plugin written for an older contract, or declaring none,
+gets the runtime defaults (its gradients run as written), as it did then."""
+
+
+def written_for_defaults(declared: str | None) -> bool:
+    """Whether a plugin declaring contract ``declared`` (None: none) takes the defaults of declared specs."""
+    return declared is not None and parse(declared) >= parse(DECLARED_DEFAULTS)
 
 
 def declared_contract(module: ModuleType, who: str) -> tuple[str | None, list[str]]:

@@ -74,8 +74,8 @@ class Kind:
 
 
 KERNELS = Kind(kernel_registry, KernelSpec, "tensorplug_kernels", "kernel", "kernel", stack=True)
-# A gradient a plugin declares is replayed unless it says replay=False; one registered at runtime runs as written
-# unless it says replay=True.
+# A gradient a plugin (written for contract 1.1 or later) declares is replayed unless it says replay=False; one
+# registered at runtime, or declared by an older plugin, runs as written unless it says replay=True.
 _REPLAY = (("replay", True, False),)
 GRADIENTS = Kind(gradient_registry, GradientSpec, "tensorplug_gradients", "gradient", "grad", True, _REPLAY)
 GRADIENT_SETS = Kind(

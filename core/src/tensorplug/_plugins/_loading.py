@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 import pluggy
 
 from tensorplug import hookspecs
-from tensorplug._plugins._contract import declared_contract
+from tensorplug._plugins._contract import declared_contract, written_for_defaults
 from tensorplug._plugins._entry_points import EntryPoint, entry_points, normalize
 from tensorplug._plugins._env import ENV_ALLOW, ENV_STRICT, Settings, check_allowlist
 from tensorplug._plugins._front import KINDS
@@ -246,7 +246,9 @@ def _apply(
             registry = kind.registry
             # (replace, not a copy of __dict__: a spec whose __dict__ was made reads its fields ~3x slower, and the
             # backward pass reads a GradientSpec's at every step)
-            added = [replace(spec, source=info.distribution, **kind.settled(spec, declared=True)) for spec in specs]
+            # (a plugin written before contract 1.1 keeps the runtime defaults: its gradients run as written)
+            declared = layer == LAYER_BUILTIN or written_for_defaults(info.contract)
+            added = [replace(spec, source=info.distribution, **kind.settled(spec, declared=declared)) for spec in specs]
             undo.append(_discarder(registry, added))
             notes += _add_all(registry, added, layer, rank)
     except BaseException as exc:

@@ -114,9 +114,9 @@ class GradientSpec:
     ``replay=True`` declares that the gradient is a function of ``dy``, ``saved`` and ``attrs`` alone, made of
     ops (no Python state, no values read back): eager backprop may then trace it once per signature and replay
     the program it made. ``replay=False`` declares that it runs as written at every backprop. Left None, where
-    it is registered decides: a gradient a plugin declares through its hook (the core's included) is replayed,
-    one registered at runtime (``tp.register_gradient``, a scope) runs as written unless registered with
-    ``replay=True``.
+    it is registered decides: a gradient that a plugin written for contract 1.1 or later declares through its
+    hook (the core's included) is replayed; one registered at runtime (``tp.register_gradient``, a scope), or
+    declared by an older plugin, runs as written unless registered with ``replay=True``.
     """
 
     kernel_name: str
@@ -140,7 +140,7 @@ class GradientSet:
     lazy ``"module:attr"`` name); ``params`` make sets such as
     ``clip(min, max)`` possible. ``replay`` is what its specs that leave
     their own ``replay`` None declare (see :class:`GradientSpec`); left None,
-    a set a plugin declares is replayed, one registered at runtime is not.
+    a set a plugin written for contract 1.1 or later declares is replayed, one registered at runtime is not.
     """
 
     name: str
