@@ -24,7 +24,7 @@ def swish_ops(inputs: dict[str, Any], attrs: dict[str, Any]) -> Any:
 
 
 def model(x: Any) -> Any:
-    return tp.run_kernel("Swish", {"x": x * 2.0}, {"beta": 1.5}) + 1.0
+    return tp.run_kernel("UnitSwish", {"x": x * 2.0}, {"beta": 1.5}) + 1.0
 
 
 def run_program(program: tp.Program, constants: dict[int, np.ndarray], *arguments: np.ndarray) -> list[np.ndarray]:
@@ -46,33 +46,33 @@ def handed() -> list[tp.ExportRequest]:
 
 
 def test_a_translation_is_listed_with_its_source_and_handed_to_its_format_only(handed: list[Any]) -> None:
-    tp.register_kernel("Swish", "numpy", swish_numpy)
-    tp.register_translation("kept", "Swish", lambda graph, step: "written")
-    tp.register_translation("other", "Swish", "somewhere:else")  # lazy: never imported here
-    assert [(t.format, t.kernel_name, t.source) for t in tp.translations("kept")] == [("kept", "Swish", "runtime")]
+    tp.register_kernel("UnitSwish", "numpy", swish_numpy)
+    tp.register_translation("kept", "UnitSwish", lambda graph, step: "written")
+    tp.register_translation("other", "UnitSwish", "somewhere:else")  # lazy: never imported here
+    assert [(t.format, t.kernel_name, t.source) for t in tp.translations("kept")] == [("kept", "UnitSwish", "runtime")]
     assert len(tp.translations()) >= 2
     request = tp.export(model, tp.tensor([1.0, 2.0]), format="kept")
-    assert set(request.translations) == {"Swish"}
-    assert request.translator("Swish")(None, None) == "written"
+    assert set(request.translations) == {"UnitSwish"}
+    assert request.translator("UnitSwish")(None, None) == "written"
     assert request.translator("Exp") is None
-    assert request.provider("Swish") == "runtime"
+    assert request.provider("UnitSwish") == "runtime"
     assert request.provider("NoSuchKernel") is None
 
 
 def test_a_lazy_translation_that_cannot_be_imported_is_an_export_error_naming_it(handed: list[Any]) -> None:
-    tp.register_kernel("Swish", "numpy", swish_numpy)
-    tp.register_translation("kept", "Swish", "no_such_module_here:swish")
+    tp.register_kernel("UnitSwish", "numpy", swish_numpy)
+    tp.register_translation("kept", "UnitSwish", "no_such_module_here:swish")
     request = tp.export(model, tp.tensor([1.0]), format="kept")
-    with pytest.raises(tp.ExportError, match=r"translation of 'Swish' from runtime could not be imported.*Module"):
-        request.translator("Swish")
+    with pytest.raises(tp.ExportError, match=r"translation of 'UnitSwish' from runtime could not be imported.*Module"):
+        request.translator("UnitSwish")
 
 
 @pytest.mark.parametrize(
     ("bad", "problem"),
     [
-        (("", "Swish", lambda g, s: None), "the format must be a non-empty str"),
+        (("", "UnitSwish", lambda g, s: None), "the format must be a non-empty str"),
         (("kept", "", lambda g, s: None), "the kernel name must be a non-empty str"),
-        (("kept", "Swish", 3), "the translation must be callable"),
+        (("kept", "UnitSwish", 3), "the translation must be callable"),
     ],
 )
 def test_a_translation_is_refused_before_anything_is_registered(bad: tuple[Any, ...], problem: str) -> None:
@@ -83,14 +83,14 @@ def test_a_translation_is_refused_before_anything_is_registered(bad: tuple[Any, 
 
 
 def test_decomposed_replaces_the_step_by_its_decomposition_and_keeps_the_values(handed: list[Any]) -> None:
-    tp.register_kernel("Swish", "numpy", swish_numpy)
-    tp.register_decomposition("Swish", swish_ops)
+    tp.register_kernel("UnitSwish", "numpy", swish_numpy)
+    tp.register_decomposition("UnitSwish", swish_ops)
     x = np.linspace(-2.0, 2.0, 6, dtype=np.float32).reshape(2, 3)
     request = tp.export(model, tp.tensor(x), format="kept")
-    assert [s.kernel for s in request.program.kernel_steps] == ["Multiply", "Swish", "Add"]
-    decomposed = request.decomposed({"Swish"})
+    assert [s.kernel for s in request.program.kernel_steps] == ["Multiply", "UnitSwish", "Add"]
+    decomposed = request.decomposed({"UnitSwish"})
     kernels = [s.kernel for s in decomposed.program.kernel_steps]
-    assert "Swish" not in kernels
+    assert "UnitSwish" not in kernels
     assert kernels[0] == "Multiply"
     assert kernels[-1] == "Add"
     assert "Sigmoid" in kernels
@@ -133,10 +133,10 @@ def test_decompositions_that_call_each_other_are_refused_naming_them(handed: lis
 
 
 def test_a_decomposition_is_not_inlined_for_dynamic_axes(handed: list[Any]) -> None:
-    tp.register_kernel("Swish", "numpy", swish_numpy)
-    tp.register_decomposition("Swish", swish_ops)
+    tp.register_kernel("UnitSwish", "numpy", swish_numpy)
+    tp.register_decomposition("UnitSwish", swish_ops)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         request = tp.export(model, tp.tensor(np.ones((2, 3), np.float32)), format="kept", dynamic_axes={"x": [0]})
-    with pytest.raises(tp.ExportError, match=r"kernel 'Swish' \(exported as its decomposition.*dynamic axes"):
-        request.decomposed({"Swish"})
+    with pytest.raises(tp.ExportError, match=r"kernel 'UnitSwish' \(as its decomposition.*dynamic axes"):
+        request.decomposed({"UnitSwish"})

@@ -1,6 +1,7 @@
-"""Inline decompositions into an export's program: each step of a given kernel becomes the steps of its decomposition.
+"""Inline decompositions into a program: each step of a given kernel becomes the steps of its decomposition.
 
-An exporter that has no translation for a kernel asks for this (``ExportRequest.decomposed``): the decomposition
+An exporter that has no translation for a kernel asks for this (``ExportRequest.decomposed``), and so does the
+lowering pipeline for a backend that prefers decompositions (``Backend.prefers_decompositions``): the decomposition
 is traced with ``tp.function`` on tensors of the step's dtypes and shapes (the constant's value where the input is
 a constant), and its steps take the step's place, its arguments read from the step's input registers, its
 constants added to the program's, its outputs written to the registers the step wrote (a decomposition that
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,24 +26,44 @@ from tensorplug._runtime._tensor import Tensor, wrap_storage
 if TYPE_CHECKING:
     from tensorplug._tracing._export import ExportRequest
 
-__all__ = ["inline_decompositions"]
+__all__ = ["inline", "inline_decompositions"]
 
 _DEPTH = 16  # decompositions within decompositions, at most
 
 
 def inline_decompositions(request: ExportRequest, kernels: Collection[str]) -> ExportRequest:
     """``request`` with every step of ``kernels`` that has a decomposition replaced by its decomposition's steps."""
+    program = inline(request.program, kernels, where=request.where(), error=ExportError, dynamic=request.dynamic)
+    added = {reg: raw for reg, raw in program.constants if reg not in request.constant_values}
+    values = {
+        **request.constant_values,
+        **{reg: np.asarray(program.backend.to_host(raw)) for reg, raw in added.items()},
+    }
+    return dataclasses.replace(request, program=program, constant_values=values)
+
+
+def inline(
+    program: Program,
+    kernels: Collection[str],
+    *,
+    where: str,
+    error: type[TensorplugError] = TensorplugError,
+    dynamic: Mapping[int, Any] | None = None,
+) -> Program:
+    """``program`` with every step of ``kernels`` that has a decomposition replaced by its decomposition's steps
+    (again for the kernels of ``kernels`` those steps call). ``where`` starts messages, raised as ``error``;
+    a step reading a register of ``dynamic`` (whose sizes are not fixed) is refused."""
     wanted = {k for k in kernels if decomposition_registry.get(k) is not None}
     inlined: set[str] = set()
     for _ in range(_DEPTH):
-        todo = {s.kernel for s in request.program.kernel_steps if s.kernel in wanted and s.gradient_of is None}
+        todo = {s.kernel for s in program.kernel_steps if s.kernel in wanted and s.gradient_of is None}
         if not todo:
-            return request
+            return program
         inlined |= todo
-        request = _inline_once(request, wanted)
-    left = sorted({s.kernel for s in request.program.kernel_steps if s.kernel in wanted})
-    raise ExportError(
-        f"{request.where()}: the decompositions of {', '.join(map(repr, sorted(inlined)))} call each other in a "
+        program = _inline_once(_Builder(program, where, error, dynamic or {}), wanted)
+    left = sorted({s.kernel for s in program.kernel_steps if s.kernel in wanted})
+    raise error(
+        f"{where}: the decompositions of {', '.join(map(repr, sorted(inlined)))} call each other in a "
         f"cycle (after {_DEPTH} rounds of inlining, {', '.join(map(repr, left))} is still called). Register a "
         "translation for one of them, or write one decomposition with other ops"
     )
@@ -51,14 +72,12 @@ def inline_decompositions(request: ExportRequest, kernels: Collection[str]) -> E
 class _Builder:
     """The program being rebuilt: its steps, registers and constants so far."""
 
-    def __init__(self, request: ExportRequest) -> None:
-        program = request.program
-        self.request = request
+    def __init__(self, program: Program, where: str, error: type[TensorplugError], dynamic: Mapping[int, Any]) -> None:
+        self.program, self.where, self.error, self.dynamic = program, where, error, dynamic
         self.steps: list[Step | Assign] = []
         self.specs = list(program.specs)
         self.kinds = list(program.kinds)
         self.constants = list(program.constants)
-        self.values = dict(request.constant_values)
         self.renamed: dict[int, int] = {}  # a register of the old program -> the register holding its value now
 
     def register(self, spec: TensorSpec, kind: str) -> int:
@@ -70,9 +89,8 @@ class _Builder:
         return self.renamed.get(register, register)
 
 
-def _inline_once(request: ExportRequest, wanted: set[str]) -> ExportRequest:
-    program = request.program
-    out = _Builder(request)
+def _inline_once(out: _Builder, wanted: set[str]) -> Program:
+    program = out.program
     for index, step in enumerate(program.steps):
         if isinstance(step, Assign):
             out.steps.append(dataclasses.replace(step, register=out.name(step.register)))
@@ -83,7 +101,7 @@ def _inline_once(request: ExportRequest, wanted: set[str]) -> ExportRequest:
             out.steps.append(step)
             continue
         _inline_step(out, index, step, spec)
-    program = dataclasses.replace(
+    return dataclasses.replace(
         program,
         steps=tuple(out.steps),
         constants=tuple(out.constants),
@@ -92,7 +110,6 @@ def _inline_once(request: ExportRequest, wanted: set[str]) -> ExportRequest:
         outputs=tuple(out.name(r) for r in program.outputs),
         updates=tuple((v, out.name(r)) for v, r in program.updates),
     )
-    return dataclasses.replace(request, program=program, constant_values=out.values)
 
 
 def _read_through(step: Step, out: _Builder) -> Step:
@@ -106,29 +123,24 @@ def _read_through(step: Step, out: _Builder) -> Step:
 
 
 def _inline_step(out: _Builder, index: int, step: Step, spec: DecompositionSpec) -> None:
-    request = out.request
-    where = (
-        f"{request.where()}: step {index}, the kernel {step.kernel!r} (exported as its decomposition, from "
-        f"{spec.source})"
-    )
-    dynamic = [r for r in step.input_registers if r in request.dynamic]
+    where = f"{out.where}: step {index}, the kernel {step.kernel!r} (as its decomposition, from {spec.source})"
+    dynamic = [r for r in step.input_registers if r in out.dynamic]
     if dynamic:
-        raise ExportError(
+        raise out.error(
             f"{where}: its input r{dynamic[0]} has dynamic axes, and a decomposition is traced for fixed sizes. "
             "Export with fixed sizes, or register a translation of the kernel for this format"
         )
     sub = _trace(out, where, step, spec)
     if sub.reads or sub.host or any(isinstance(s, Assign) for s in sub.steps):
-        raise ExportError(f"{where}: the decomposition reads or assigns Variables or host values; it must compute "
+        raise out.error(f"{where}: the decomposition reads or assigns Variables or host values; it must compute "
                           "the kernel's outputs from its inputs with ops")  # fmt: skip
     unique = list(dict.fromkeys(step.input_registers))
     mapping = dict(zip(sub.arguments, unique, strict=True))
     for reg, raw in sub.constants:
         mapping[reg] = new = out.register(sub.specs[reg], "constant")
         out.constants.append((new, raw))
-        out.values[new] = np.asarray(sub.backend.to_host(raw))
     if len(sub.outputs) != len(step.outputs):
-        raise ExportError(f"{where}: the decomposition returns {len(sub.outputs)} tensors, the kernel "
+        raise out.error(f"{where}: the decomposition returns {len(sub.outputs)} tensors, the kernel "
                           f"{len(step.outputs)}")  # fmt: skip
     written = {reg: parent for reg, parent in zip(sub.outputs, step.outputs, strict=True) if reg not in mapping}
     for reg, parent in zip(sub.outputs, step.outputs, strict=True):
@@ -160,20 +172,18 @@ def _trace(out: _Builder, where: str, step: Step, spec: DecompositionSpec) -> Pr
     """The decomposition's program, traced on tensors of the step's inputs' dtypes and shapes."""
     from tensorplug._tracing._function import Function
 
-    request = out.request
-    backend = request.program.backend
+    backend = out.program.backend
     unique = list(dict.fromkeys(step.input_registers))
+    constants = dict(out.constants)
     tensors: list[Tensor] = []
     for reg in unique:
-        value = out.values.get(reg)
-        if value is None:
-            value = request.value(reg)
-        tensor_spec = out.specs[reg]
-        if value is None:
+        raw = constants.get(reg)
+        if raw is None:  # an example of the register's dtype and shape: a decomposition's program depends on no value
+            tensor_spec = out.specs[reg]
             assert tensor_spec.dtype is not None
             assert tensor_spec.shape is not None
-            value = np.ones(tensor_spec.shape, dtype=np.dtype(tensor_spec.dtype))
-        tensors.append(wrap_storage(backend.from_host(np.asarray(value)), backend))
+            raw = backend.from_host(np.ones(tensor_spec.shape, dtype=np.dtype(tensor_spec.dtype)))
+        tensors.append(wrap_storage(raw, backend))
     position = {reg: i for i, reg in enumerate(unique)}
     fn = resolve(spec.fn, f"decomposition of {step.kernel!r} (from {spec.source})")
     attrs = dict(step.attrs)
@@ -192,4 +202,4 @@ def _trace(out: _Builder, where: str, step: Step, spec: DecompositionSpec) -> Pr
         try:
             return traced.program(*tensors)
         except TensorplugError as exc:
-            raise ExportError(f"{where}: the decomposition cannot be traced: {exc}") from exc
+            raise out.error(f"{where}: the decomposition cannot be traced: {exc}") from exc
