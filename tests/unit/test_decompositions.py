@@ -104,7 +104,7 @@ def test_without_its_decomposition_the_kernel_is_missing_again() -> None:
     tp.unregister_decomposition("Swish")
     with pytest.raises(tp.KernelNotFoundError):
         swish(tp.tensor([0.0]))
-    assert tp.decompositions() == []
+    assert [spec for spec in tp.decompositions() if spec.kernel_name == "Swish"] == []
 
 
 @pytest.mark.parametrize("prefers", [False, True])

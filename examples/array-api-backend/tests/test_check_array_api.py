@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 import tensorplug as tp
-from catalogue_gaps import newer_than_this_backend
+from catalogue_gaps import decomposed_by_the_core, newer_than_this_backend, through_the_fallback
 from tensorplug import kernel_names as K
 from tensorplug.kernel_names import CATALOGUE
 
-from tensorplug_array_api.plugin import BACKEND, FALLBACK_KERNELS
+from tensorplug_array_api.plugin import BACKEND
 
 
 def test_check_tests_the_fallback_kernels_through_the_fallback(tmp_path: Path) -> None:
@@ -34,7 +34,8 @@ def test_check_tests_the_fallback_kernels_through_the_fallback(tmp_path: Path) -
     through = sorted(tp.coverage().fallback_for(BACKEND))
     newer = newer_than_this_backend()
     assert K.SOFTSIGN in newer
-    assert through == sorted([*FALLBACK_KERNELS, *newer])
+    assert through == sorted(through_the_fallback())
+    assert sorted(tp.coverage().decomposed_for(BACKEND)) == sorted(set(newer) & decomposed_by_the_core())
     listing = " ".join(
         line.strip() for line in out[out.index("  run through the fallback backend numpy") :].splitlines()
     )
@@ -42,6 +43,8 @@ def test_check_tests_the_fallback_kernels_through_the_fallback(tmp_path: Path) -
     assert listing.startswith(
         f"run through the fallback backend numpy, {count} of them passing ({count}): {', '.join(through)}"
     )
+    decomposed = sorted(set(newer) & decomposed_by_the_core())
+    assert f"run as their decomposition, {len(decomposed)} of them passing ({len(decomposed)}): " in out
     assert f"  kernels: {len(CATALOGUE)} passing, 0 failing, 0 missing" in out
 
 

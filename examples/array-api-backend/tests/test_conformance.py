@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 import tensorplug as tp
-from catalogue_gaps import newer_than_this_backend
+from catalogue_gaps import decomposed_by_the_core, newer_than_this_backend
 from tensorplug import kernel_names as K
 from tensorplug.testing import all_cases, run_case
 
@@ -39,8 +39,9 @@ def test_known_gaps_name_real_cases() -> None:
 
 
 # Added to the catalogue after this backend was written (Softsign and later): its modules do not define them, so the
-# fallback serves them.
+# core's decomposition serves those that have one (as array-API ops), the fallback the others.
 NEWER = set(newer_than_this_backend())
+DECOMPOSED = decomposed_by_the_core()
 
 
 def test_native_kernels_are_the_catalogue_less_the_fallback_ones() -> None:
@@ -51,7 +52,8 @@ def test_native_kernels_are_the_catalogue_less_the_fallback_ones() -> None:
     assert len(native) == len(K.CATALOGUE) - 13 - len(
         NEWER
     )  # Erf, Einsum, ScatterNd, UnsortedSegmentSum, 7 conv/pool, 2 random
-    assert set(tp.coverage().fallback_for(BACKEND)) == set(FALLBACK_KERNELS) | NEWER
+    assert set(tp.coverage().fallback_for(BACKEND)) == set(FALLBACK_KERNELS) | (NEWER - DECOMPOSED)
+    assert set(tp.coverage().decomposed_for(BACKEND)) == NEWER & DECOMPOSED
     assert all(spec.source == "tensorplug-array-api" for spec in tp.kernels_for_backend(BACKEND))
 
 

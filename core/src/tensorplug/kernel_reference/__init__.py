@@ -247,6 +247,8 @@ def _entry_markdown(entry: KernelEntry) -> list[str]:
     else:
         grad = f"yes, for {', '.join(f'`{n}`' for n in entry.grad_inputs)}"
     lines.append(f"- gradient: {grad}")
+    if entry.decomposition:
+        lines.append(f"- decomposition: `{entry.decomposition}` (a backend without the kernel runs this in its place)")
     for note in entry.notes:
         cited = f" (cases: {', '.join(f'{entry.name}-{c}' for c in note.cases)})" if note.cases else ""
         lines.append(f"- {note.text}{cited}")

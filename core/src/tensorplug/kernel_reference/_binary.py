@@ -34,6 +34,7 @@ def _binary(
     rule: str = "",
     grad: Grad | None = None,
     kinks: tuple[Kink, ...] = (),
+    decomposition: str = "",
 ) -> KernelEntry:
     return KernelEntry(
         name=name,
@@ -52,6 +53,7 @@ def _binary(
         ),
         grad=grad,
         kinks=kinks,
+        decomposition=decomposition,
     )
 
 
@@ -113,7 +115,7 @@ ENTRIES = [
             kinks=(Kink((1.0, 1.0), (1.0, 0.0), "on a tie the gradient goes to a (where a <= b), none to b"),)),
     _binary("SquaredDifference", "(a - b) ** 2", NUMERIC, Note("NaN propagates; inf - inf is NaN", ("inf-nan",)),
             _AB_EMPTY, op="tp.squared_difference",
-            grad=rule("mul(dy, mul(sub(a, b), 2.0))", "mul(dy, mul(sub(b, a), 2.0))")),
+            grad=rule("mul(dy, mul(sub(a, b), 2.0))", "mul(dy, mul(sub(b, a), 2.0))"), decomposition="square(a - b)"),
     _binary("Atan2", "the angle of the point (b, a), in [-pi, pi]", FLOAT,
             Note("all four quadrants; atan2 of ±inf and NaN as C's atan2", ("float64-quadrants", "inf-nan")),
             _AB_EMPTY, op="tp.atan2",

@@ -162,7 +162,14 @@ class KernelEntry:
     required where ``gradient`` is ``"yes"``; a ``"zero"`` kernel of one
     input without one gets ``zeros_like(dy)``. ``kinks`` state the
     gradient's value where the function has a kink or a jump
-    (:class:`Kink`), each pinned by a conformance case.
+    (:class:`Kink`), each pinned by a conformance case. ``decomposition``,
+    where the kernel is a composite of others, is the kernel's output written
+    as one expression with the public ops (``tensorplug.ops``, operators on
+    Tensors too) and the constants of ``tensorplug.gradients``' modules, of
+    its inputs and attrs by name: the core declares it as the kernel's
+    decomposition (``tp.register_decomposition``), which a backend without
+    the kernel runs in its place (``tensorplug/gradients/_decompositions.py``
+    is generated from these).
     """
 
     name: str
@@ -181,6 +188,7 @@ class KernelEntry:
     samples: Samples | None = None
     grad: Grad | None = None
     kinks: tuple[Kink, ...] = ()
+    decomposition: str = ""
 
     def __post_init__(self) -> None:
         problems = _problems(self)
@@ -329,6 +337,7 @@ def _problems(entry: KernelEntry) -> list[str]:
     if entry.samples is not None:
         found.extend(_sample_problems(entry))
     found.extend(_grad_problems(entry))
+    found.extend(_decomposition_problems(entry))
     for kink in entry.kinks:
         if entry.gradient == "none":
             found.append("kinks on a kernel declared not differentiable")
@@ -369,6 +378,18 @@ def _grad_problems(entry: KernelEntry) -> list[str]:
         except SyntaxError as exc:
             found.append(f"its grad formula {formula!r} is not a Python expression ({exc.msg})")
     return found
+
+
+def _decomposition_problems(entry: KernelEntry) -> list[str]:
+    if not entry.decomposition:
+        return []
+    try:
+        compile(entry.decomposition, f"<decomposition of {entry.name}>", "eval")
+    except SyntaxError as exc:
+        return [f"its decomposition {entry.decomposition!r} is not a Python expression ({exc.msg})"]
+    if entry.outputs_per is not None or len(entry.outputs) != 1 or any(i.is_list for i in entry.inputs):
+        return ["a decomposition is one expression: for a kernel of one output and no list input"]
+    return []
 
 
 def _sample_problems(entry: KernelEntry) -> list[str]:

@@ -5,6 +5,8 @@
 - ``tensorplug/gradients/_table.py``: the core's gradient of every kernel, from each entry's ``gradient`` and
   ``grad`` (a formula becomes a ``unary``/``binary`` rule, a function a ``GradientSpec``, ``"zero"`` a zero rule,
   ``"none"`` an explicit not-differentiable spec).
+- ``tensorplug/gradients/_decompositions.py``: the core's decomposition of each kernel whose entry states one
+  (``decomposition``), as a function of its inputs and attrs, declared by the built-in plugin.
 - ``docs/kernels.md`` and ``docs/ops.md`` in a checkout of the repository.
 
 ``python -m tensorplug.kernel_reference --write`` rewrites them all after an entry changed (the unit tests check that
@@ -221,6 +223,54 @@ def gradient_table_source(entries: Iterable[KernelEntry]) -> str:
     return "\n".join(out) + "\n"
 
 
+# -- the decompositions --------------------------------------------------------------------------------------------
+
+
+def decomposition_table_source(entries: Iterable[KernelEntry]) -> str:
+    """The text of ``tensorplug/gradients/_decompositions.py``."""
+    names = _Names()
+    functions: list[str] = []
+    specs: list[str] = []
+    for entry in entries:
+        if not entry.decomposition:
+            continue
+        params = [i.name for i in entry.inputs] + [a.name for a in entry.attrs]
+        for name in _formula_names(entry.decomposition, set(params)):
+            names.use(name, entry.name)
+        function = f"decompose_{constant_name(entry.name).lower()}"
+        body = [f'    {i.name} = inputs["{i.name}"]' for i in entry.inputs]
+        body += [f'    {a.name} = attrs["{a.name}"]' for a in entry.attrs]
+        functions += [
+            "",
+            "",
+            f"def {function}(inputs: dict[str, Any], attrs: dict[str, Any]) -> Any:",
+            f'    """{entry.name}: {entry.decomposition}"""',
+            *body,
+            f"    return {entry.decomposition}",
+        ]
+        specs.append(f'DecompositionSpec("{entry.name}", {function})')
+    out = [
+        '"""The core\'s decomposition of the catalogue kernels that are composites of others, in catalogue order (the',
+        "built-in plugin declares them): a backend without one of these kernels runs the decomposition in its place.",
+        "",
+        *_NOTICE.splitlines(),
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "from typing import Any",
+        "",
+        "from tensorplug._runtime._registry import DecompositionSpec",
+    ]
+    imports = names.imports()
+    out += [imports[module] for module in sorted(imports)]
+    out += functions
+    out += ["", "", "DECOMPOSITIONS = ["]
+    out += [f"    {spec}," for spec in specs]
+    out.append("]")
+    return "\n".join(out) + "\n"
+
+
 # -- writing them ---------------------------------------------------------------------------------------------------
 
 
@@ -234,6 +284,7 @@ def generated_files(root: Path | None = None) -> dict[Path, str]:
     files = {
         package / "kernel_names.py": kernel_names_source(entries),
         package / "gradients" / "_table.py": gradient_table_source(entries),
+        package / "gradients" / "_decompositions.py": decomposition_table_source(entries),
     }
     checkout = package.parents[2] if root is None else root
     if (checkout / "docs").is_dir() and (checkout / "core").is_dir():
@@ -253,4 +304,11 @@ def write(root: Path | None = None, *, dry_run: bool = False) -> list[Path]:
     return changed
 
 
-__all__ = ["constant_name", "generated_files", "gradient_table_source", "kernel_names_source", "write"]
+__all__ = [
+    "constant_name",
+    "decomposition_table_source",
+    "generated_files",
+    "gradient_table_source",
+    "kernel_names_source",
+    "write",
+]

@@ -47,6 +47,7 @@ def _unary(
     samples: Samples | None = None,
     grad: Grad | None = None,
     kinks: tuple[Kink, ...] = (),
+    decomposition: str = "",
 ) -> KernelEntry:
     if not dtype_rule:
         if dtypes == FLOAT:
@@ -73,6 +74,7 @@ def _unary(
         samples=samples,
         grad=grad,
         kinks=kinks,
+        decomposition=decomposition,
     )
 
 
@@ -104,9 +106,13 @@ def _floating(
     grad_at: tuple[float, ...] = _SAMPLES.grad,
     grad: Grad | None = None,
     kinks: tuple[Kink, ...] = (),
+    decomposition: str = "",
 ) -> KernelEntry:
     """A floating-point kernel; given its ``numpy`` formula, the conformance suite builds its standard cases."""
-    entry = _unary(name, summary, FLOAT, *notes, _NAN, _EMPTY, op=op, numpy=numpy, grad=grad, kinks=kinks)
+    entry = _unary(
+        name, summary, FLOAT, *notes, _NAN, _EMPTY, op=op, numpy=numpy, grad=grad, kinks=kinks,
+        decomposition=decomposition,
+    )  # fmt: skip
     if numpy is None:
         return entry
     return dataclasses.replace(entry, samples=Samples(special, points, ints, grad_at))
@@ -152,7 +158,8 @@ ENTRIES = [
     _floating("Elu", "x where x > 0, else expm1(x)",
               Note("computed with expm1 below 0, so tiny negative x keep their digits", ("near-zero",)), op="tp.elu",
               numpy=lambda x: np.where(x > 0, x, np.expm1(x)), grad_at=(-1.2, -0.3, 0.4, 1.5),
-              special=((NAN, INF, -INF), (NAN, INF, -1.0)), grad=rule("grad_elu(dy, y)", saves="y")),
+              special=((NAN, INF, -INF), (NAN, INF, -1.0)), grad=rule("grad_elu(dy, y)", saves="y"),
+              decomposition="where(x > 0.0, x, expm1(x))"),
     _floating("Erf", "the error function",
               Note("accurate to float64 precision (relative error below 1e-15 in float64, subnormals included)",
                    ("float64-accuracy", "branches")), op="tp.erf", numpy=np.vectorize(math.erf, otypes=[float]),
@@ -173,7 +180,8 @@ ENTRIES = [
               grad=rule("mul(dy, where(greater(x, -3.0), where(less_equal(x, 3.0), div(add(mul(x, 2.0), 3.0), 6.0), "
                         "1.0), 0.0))", saves="x"),
               kinks=(Kink((-3.0,), (0.0,), "at -3 the gradient is 0, the slope from the left"),
-                     Kink((3.0,), (1.5,), "at 3 the gradient is 1.5 * dy, the slope from the left"))),
+                     Kink((3.0,), (1.5,), "at 3 the gradient is 1.5 * dy, the slope from the left")),
+              decomposition="x * relu6(x + 3.0) / 6.0"),
     _floating("Log", "natural logarithm", Note("log(0) is -inf, log of a negative is NaN", ("special",)),
               op="tp.log", numpy=np.log,
               points=(1e-3, 0.5, 1.0, 2.0, math.e, 1e6), ints=(1, 4, 9), grad_at=(0.4, 1.0, 3.5),
@@ -191,7 +199,7 @@ ENTRIES = [
               numpy=lambda x: 1 / x,
               points=(-4.0, -0.5, 0.1, 1.0, 3.0, 1e3), ints=(-2, 1, 4), grad_at=(-1.5, 0.4, 2.0),
               special=((NAN, 0.0, -0.0, INF, -INF), (NAN, INF, -INF, 0.0, -0.0)),
-              grad=rule("neg(mul(dy, square(y)))", saves="y")),
+              grad=rule("neg(mul(dy, square(y)))", saves="y"), decomposition="1.0 / x"),
     _unary("Relu", "max(x, 0)", NUMERIC, Note("relu(NaN) is NaN", ("special",)), _EMPTY, op="tp.relu",
            grad=rule("grad_relu(dy, x)", saves="x"),
            kinks=(Kink((0.0,), (0.0,), "at 0 the gradient is 0: dy passes where x > 0"),),
@@ -201,11 +209,13 @@ ENTRIES = [
            kinks=(Kink((0.0,), (0.0,), "at 0 the gradient is 0: dy passes where 0 < x <= 6"),
                   Kink((6.0,), (1.0,), "at 6 the gradient is dy")),
            numpy=lambda x: np.clip(x, 0, 6), samples=_numeric(((NAN, INF, -INF, 6.0),
-                                                               (NAN, 6.0, 0.0, 6.0)), (-1.3, 0.7, 5.2, 7.1))),
+                                                               (NAN, 6.0, 0.0, 6.0)), (-1.3, 0.7, 5.2, 7.1)),
+           decomposition="clip_by_value(x, 0, 6)"),
     _floating("Rsqrt", "1 / sqrt(x)", Note("inf at 0, NaN below 0, 0 at inf", ("special",)), op="tp.rsqrt",
               numpy=lambda x: 1 / np.sqrt(x),
               points=(0.01, 0.25, 1.0, 2.0, 9.0, 1e4), ints=(1, 4, 9), grad_at=(0.3, 1.0, 4.0),
-              special=((NAN, 0.0, -1.0, INF), (NAN, INF, NAN, 0.0)), grad=rule("grad_rsqrt(dy, y)", saves="y")),
+              special=((NAN, 0.0, -1.0, INF), (NAN, INF, NAN, 0.0)), grad=rule("grad_rsqrt(dy, y)", saves="y"),
+              decomposition="1.0 / sqrt(x)"),
     _floating("Selu", "scale * x where x > 0, else scale * alpha * expm1(x)",
               Note("TensorFlow.js's constants: scale 1.0507009873554805, alpha 1.6732632423543772; expm1 below 0",
                    ("float64", "near-zero")), op="tp.selu",
@@ -213,7 +223,8 @@ ENTRIES = [
               special=((NAN, INF, -INF), (NAN, INF, -SELU_SCALE * SELU_ALPHA)),
               grad=rule("grad_selu(dy, x)", saves="x"),
               kinks=(Kink((0.0,), (SELU_SCALE * SELU_ALPHA,), "at 0 the gradient is scale * alpha * dy, the slope "
-                                "from the left: dy * scale passes where x > 0"),)),
+                                "from the left: dy * scale passes where x > 0"),),
+              decomposition="where(x > 0.0, x * SELU_SCALE, expm1(x) * SELU_SCALE_ALPHA)"),
     _floating("Sigmoid", "1 / (1 + e ** -x)",
               Note("no overflow or cancellation for large |x|: sigmoid(-800) is 0 (or e**x), sigmoid(800) is 1",
                    ("no-overflow", "large-negative")), op="tp.sigmoid",
@@ -235,13 +246,14 @@ ENTRIES = [
               Note("±inf give NaN, as x / (1 + |x|) does in TensorFlow and PyTorch", ("special",)),
               op="tp.softsign", numpy=lambda x: x / (1 + abs(x)), points=(-20.0, -0.5, 0.0, 1e-4, 1.0, 1e6),
               special=((NAN, INF, -INF, 1e30, -0.0), (NAN, NAN, NAN, 1.0, -0.0)),
-              grad=rule("div(dy, square(add(abs(x), 1.0)))", saves="x")),
+              grad=rule("div(dy, square(add(abs(x), 1.0)))", saves="x"), decomposition="x / (abs(x) + 1.0)"),
     _floating("Sqrt", "square root", Note("NaN below 0; sqrt(-0.0) is ±0", ("special",)), op="tp.sqrt", numpy=np.sqrt,
               points=(0.0, 0.01, 0.5, 2.0, 9.0, 1e4), ints=(1, 4, 9), grad_at=(0.3, 1.0, 4.0),
               special=((NAN, -1.0, INF, -0.0), (NAN, NAN, INF, 0.0)), grad=rule("div(dy, mul(y, 2.0))", saves="y")),
     _unary("Square", "x * x", NUMERIC, Note("NaN stays NaN, overflow gives inf", ("special",)), _EMPTY,
            op="tp.square", grad=rule("mul(dy, mul(x, 2.0))", saves="x"),
-           numpy=lambda x: x * x, samples=_numeric(((NAN, INF, -INF, 1e20), (NAN, INF, INF, INF)), (-1.3, 0.7, 2.1))),
+           numpy=lambda x: x * x, samples=_numeric(((NAN, INF, -INF, 1e20), (NAN, INF, INF, INF)), (-1.3, 0.7, 2.1)),
+           decomposition="x * x"),
     _floating("Tan", "tangent (radians)", Note("NaN at ±inf", ("special",)), op="tp.tan", numpy=np.tan,
               points=(-1.5, -0.5, 0.0, 0.25, 1.0, 3.0), grad_at=(-1.2, 0.3, 1.0),
               special=((NAN, INF, -INF), (NAN, NAN, NAN)), grad=rule("mul(dy, add(square(y), 1.0))", saves="y")),
@@ -252,7 +264,8 @@ ENTRIES = [
            Note("integer and bool x reach the kernel as float32", ("int32", "bool")), _NAN, _EMPTY,
            op="tp.leaky_relu", attrs=(Attr("alpha", "float", "the slope below 0 (any real, above 1 too)"),),
            grad=function("grad_leaky_relu", saves=("x",)),
-           kinks=(Kink((0.0,), (0.2,), "at 0 the gradient is alpha * dy: dy passes where x > 0", args=(0.2,)),)),
+           kinks=(Kink((0.0,), (0.2,), "at 0 the gradient is alpha * dy: dy passes where x > 0", args=(0.2,)),),
+           decomposition="where(x >= 0.0, x, x * alpha)"),
     _unary("Step", "1 where x > 0, alpha elsewhere", NUMERIC,
            Note("alpha at 0 and -0.0; NaN stays NaN (also a NaN among many values)",
                 ("default", "special", "special-default-alpha", "nan-among-many", "scalar-nan")),

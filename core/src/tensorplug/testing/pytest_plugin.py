@@ -65,6 +65,7 @@ _NEEDS = "tensorplug_needs_kernel"  # the case needs another kernel that is not 
 _GRADIENT_CHECK = "tensorplug_gradient_check"
 _NOT_APPLICABLE = "tensorplug_not_applicable"  # the case needs what the backend declares it lacks
 _FALLBACK = "tensorplug_fallback"  # the case's kernel ran on the backend's fallback backend
+_DECOMPOSED = "tensorplug_decomposed"  # the backend has no such kernel: it ran the kernel's decomposition
 _GAP = "tensorplug_known_gap"  # the known-gap entry (kernel name or case id) the case falls under
 _ULPS = "tensorplug_compiled_ulps"  # how far (in ulps) a compiled replay differed from eager, within its tolerance
 
@@ -226,6 +227,7 @@ class ConformanceRun:
         missing: set[str] = set()  # every missing kernel met: the kernels under test and those their cases need
         blocked: list[str] = []  # cases of a registered kernel that need a missing one: "Add-grad (needs Sum)"
         fallback: dict[str, str] = {}  # kernel -> the backend it ran on, for kernels run through the fallback
+        decomposed: set[str] = set()  # kernels the backend lacks and ran as their decomposition
         needs: dict[str, int] = {}  # why cases were not applicable -> how many
         gradient_checks = 0
         compiled_ulps: list[int] = []  # per case whose compiled replay differed from eager within the tolerance
@@ -247,6 +249,8 @@ class ConformanceRun:
                     gradient_checks += 1
                 elif key == _FALLBACK:
                     fallback[kernel] = str(value)
+                elif key == _DECOMPOSED:
+                    decomposed.add(kernel)
                 elif key == _NOT_APPLICABLE:
                     needs[str(value)] = needs.get(str(value), 0) + 1
                 elif key == _ULPS:
@@ -294,6 +298,9 @@ class ConformanceRun:
         lines += _listing("kernels with known gaps (expected failures)", gaps)
         stale = self.stale_gaps()
         lines += _listing("known gaps that no longer fail (remove them from pytest_tensorplug_known_gaps)", stale)
+        if decomposed:
+            good = sum(1 for k in decomposed if k in passing)
+            lines += _listing(f"run as their decomposition, {good} of them passing", sorted(decomposed))
         for target in sorted(set(fallback.values())):
             through = sorted(k for k, t in fallback.items() if t == target)
             good = sum(1 for k in through if k in passing)
@@ -413,7 +420,9 @@ class ConformanceItem(pytest.Item):
             pytest.skip(f"not applicable: {reason}")
         if case.kernel in kernel_names.CATALOGUE and tp.get_kernel(case.kernel, self.backend) is None:
             through = _through_fallback(case.kernel, self.backend)
-            if through is None:
+            if tp.decomposition_stack(case.kernel):  # run as the backend's own ops, before any fallback
+                self.user_properties.append((_DECOMPOSED, True))
+            elif through is None:
                 self._missing(_MISSING, case.kernel, f"kernel {case.kernel} not registered for backend {self.backend}")
             else:
                 self.user_properties.append((_FALLBACK, through.removeprefix(FALLBACK_PREFIX)))
