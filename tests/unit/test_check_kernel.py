@@ -125,6 +125,29 @@ def test_a_kernel_whose_lowering_differs_from_it_fails_the_replay() -> None:
     assert "CheckedSwish-example 1 (traced values, output 0): the replay differs from eager by up to" in message
 
 
+def test_a_gradient_declared_replayable_that_reads_python_state_fails_the_gradient_replay() -> None:
+    calls: list[int] = []
+
+    def counting(dy: Any, saved: tuple[Any, ...], attrs: dict[str, Any]) -> Any:
+        calls.append(1)  # Python state, which a replay does not see change: not a replayable gradient
+        return (dy * float(len(calls)),)
+
+    register(grad=None)
+    tp.register_gradient(NAME, counting, inputs_to_save=("x",), new_kernel=True, replay=True)
+    message = failure()
+    assert "- gradient replay on numpy, example 1 (x: float32[4]): " in message
+    assert "differs from the gradients as written" in message
+
+
+def test_list_inputs_are_checked_tensor_by_tensor() -> None:
+    a, b = np.array([1.0, -2.0], np.float32), np.array([0.5, 3.0], np.float32)
+    report = check_kernel("AddN", {"tensors": [a, b]}, backends=["numpy"], exporters=[])
+    assert report.outcome("gradient override", "numpy") == "passed"
+    assert report.checks[0].example == "1 (tensors: [float32[2], float32[2]])"
+    with pytest.raises(AssertionError, match=r"the kernel reference names its inputs: tensors \(a list\)"):
+        check_kernel("AddN", {"xs": [a, b]}, backends=["numpy"], exporters=[])
+
+
 def test_a_catalogue_kernel_passes_with_its_reference_entry_declaring_the_dtypes() -> None:
     a, b = np.array([1.0, -2.0, 0.5], np.float32), np.array([0.5, 1.5, -3.0], np.float32)
     report = check_kernel("Atan2", {"a": a, "b": b}, backends=["numpy"], exporters=[])

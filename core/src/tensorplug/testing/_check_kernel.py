@@ -7,9 +7,9 @@ they were, bit for bit; its outputs have the declared dtypes and shapes; it comp
 computes; its gradient agrees with finite differences, to the order asked; ``tp.function``'s replay gives eager's
 bits, and so does the replay of its gradient, by ``tp.function`` and by eager backprop's gradient programs; a
 scoped gradient override is honoured eagerly and by ``tp.function``, and undone after its scope. Then, per
-exporter, the kernel is exported and run by the format's runner (``ExporterSpec.runner``). The last checks live in
-``tensorplug.testing._kernel_checks``. What a check cannot apply to is skipped, with the reason, in the
-:class:`KernelReport`; a failure raises AssertionError listing every failure and what to do.
+exporter, the kernel is exported and run by the format's runner (``ExporterSpec.runner``). The checks live in
+``tensorplug.testing._kernel_checks`` and ``_kernel_export``. What a check cannot apply to is skipped, with the
+reason, in the :class:`KernelReport`; a failure raises AssertionError listing every failure and what to do.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 
 from tensorplug.testing import _kernel_checks as later
 from tensorplug.testing._kernel_checks import Example, Failed, Skipped
+from tensorplug.testing._kernel_export import export_checks, formats
 
 __all__ = ["CHECKS", "KernelCheck", "KernelReport", "check_kernel"]
 
@@ -199,8 +200,8 @@ def check_kernel(
                 tp.set_backend(backend)
                 for ex in examples:
                     checks += _on_backend(name, merged, backend, ex, order, declared, seen)
-            for fmt in later.formats(exporters):
-                checks += [_as_check(*result) for result in later.export_checks(name, merged, fmt, examples, exporters)]
+            for fmt in formats(exporters):
+                checks += [_as_check(*result) for result in export_checks(name, merged, fmt, examples, exporters)]
     finally:
         tp.set_backend(previous)
         later.forget_gradient_programs()
@@ -306,7 +307,7 @@ def _on_backend(
             warnings.simplefilter("error", tp.FallbackWarning)  # the kernel runs here, moving nothing
             outputs = later.outputs(tp.run_kernel(name, inputs, attrs))
     except Exception as exc:
-        done.append(KernelCheck("runs", backend, ex.label, "failed", f"{type(exc).__name__}: {exc}"))
+        done.append(KernelCheck("runs", backend, ex.label, "failed", f"{type(exc).__name__}: {exc}{_named(name, ex)}"))
         return done
     done.append(KernelCheck("runs", backend, ex.label, "passed", _provider(name, backend)))
     record("inputs unchanged", lambda: ex.unchanged(inputs))
@@ -323,6 +324,17 @@ def _on_backend(
     record("gradient replay", lambda: later.gradient_replay(name, attrs, ex, differentiable))
     record("gradient override", lambda: later.override(name, attrs, ex, differentiable))
     return done
+
+
+def _named(name: str, ex: Example) -> str:
+    """For a catalogue kernel given other input names than its reference entry's: what they are."""
+    from tensorplug.kernel_reference import REFERENCE
+
+    entry = REFERENCE.get(name)
+    if entry is None or {i.name for i in entry.inputs} == set(ex.host):
+        return ""
+    listed = ", ".join(f"{i.name} (a list)" if i.is_list else i.name for i in entry.inputs)
+    return f" (the kernel reference names its inputs: {listed})"
 
 
 def _provider(name: str, backend: str) -> str:

@@ -1,16 +1,14 @@
 """The checks of ``check_kernel`` (``tensorplug.testing._check_kernel``) on one example: its inputs, the kernel
 against its decomposition, the gradient against finite differences, replays against eager, a scoped gradient
-override, and the export round trip.
+override; the export round trip is ``_kernel_export``'s.
 
 Each check returns a short detail when it passes, and raises :class:`Skipped` (with the reason) where it does not
 apply or :class:`Failed` / AssertionError (saying what differs) where the kernel fails it. The replays are compared
-by the traced conformance run's own functions (``tensorplug.testing._traced``), the export by the exporter kit's
-(``tensorplug.testing._export_kit``).
+by the traced conformance run's own functions (``tensorplug.testing._traced``).
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -77,6 +75,13 @@ class Example:
         for value in self.tensors().values():
             found += value if isinstance(value, list) else [value]
         return found
+
+    def owners(self) -> list[str]:
+        """The input each tensor of :meth:`names` belongs to."""
+        owners: list[str] = []
+        for name, value in self.host.items():
+            owners += [name] * len(value) if isinstance(value, list) else [name]
+        return owners
 
     def rebuild(self, leaves: Sequence[Any]) -> dict[str, Any]:
         """The inputs by name from tensors in the order of :meth:`names`."""
@@ -161,7 +166,7 @@ def outputs(out: Any) -> list[Any]:
     return list(out) if isinstance(out, list | tuple) else [out]
 
 
-def _op(name: str, attrs: dict[str, Any], ex: Example) -> Callable[..., Any]:
+def kernel_op(name: str, attrs: dict[str, Any], ex: Example) -> Callable[..., Any]:
     """The kernel as a function of its input tensors in order (what ``tp.function`` traces, what is exported)."""
     import tensorplug as tp
 
@@ -264,11 +269,10 @@ def gradient(name: str, attrs: dict[str, Any], ex: Example, order: int, how: tup
     if not how[0]:
         raise Skipped(how[1])
     leaves = ex.leaves()
-    op = _op(name, attrs, ex)
-    count = len(outputs(op(*leaves)))
+    op = kernel_op(name, attrs, ex)
     dtype = None
-    for i in range(count):
-        if outputs(op(*leaves))[i].dtype not in ("float32", "float64"):
+    for i, probe in enumerate(outputs(op(*leaves))):
+        if probe.dtype not in ("float32", "float64"):
             continue
 
         def output(*xs: Any, i: int = i) -> Any:
@@ -305,7 +309,7 @@ def replay(name: str, attrs: dict[str, Any], ex: Example) -> str:
     """``tp.function``'s replay of the kernel against eager: its bits, or within ``Backend.compile_ulps``."""
     from tensorplug.testing._traced import _compare_replay
 
-    case = _case(name, ex, _op(name, attrs, ex))
+    case = _case(name, ex, kernel_op(name, attrs, ex))
     try:
         ulps = _compare_replay(case, "values", case.op, ex.leaves())
     except NotApplicable as exc:
@@ -322,7 +326,7 @@ def gradient_replay(name: str, attrs: dict[str, Any], ex: Example, how: tuple[bo
         raise Skipped(how[1])
     leaves = ex.leaves()
     positions = [i for i, t in enumerate(leaves) if t.dtype in ("float32", "float64")]
-    op = _op(name, attrs, ex)
+    op = kernel_op(name, attrs, ex)
     case = _case(name, ex, op)
     gradients = _gradients(op, leaves, positions)
     xs = [leaves[i] for i in positions]
@@ -341,13 +345,15 @@ def override(name: str, attrs: dict[str, Any], ex: Example, how: tuple[bool, str
 
     if not how[0]:
         raise Skipped(how[1])
-    names = [n for n, v in ex.host.items() if not isinstance(v, list) and v.dtype.kind == "f"]
+    owners = ex.owners()  # the input each tensor belongs to
+    host = leaves_host(ex)
+    names = [n for n, v in ex.host.items() if all(a.dtype.kind == "f" for a in (v if isinstance(v, list) else [v]))]
     if not names:
-        raise Skipped("no floating-point input that is one tensor")
+        raise Skipped("no floating-point input")
     leaves = ex.leaves()
-    order = ex.names()
-    positions = [order.index(n) for n in names]
-    op = _op(name, attrs, ex)
+    positions = [i for i, owner in enumerate(owners) if owner in names and host[i].dtype.kind == "f"]
+    labels = [ex.names()[i] for i in positions]
+    op = kernel_op(name, attrs, ex)
 
     def loss(*xs: Any) -> Any:
         full = list(leaves)
@@ -362,10 +368,13 @@ def override(name: str, attrs: dict[str, Any], ex: Example, how: tuple[bool, str
         return grads(list(xs))
 
     def sevens(dy: Any, saved: tuple[Any, ...], attrs: dict[str, Any]) -> dict[str, Any]:
-        return {n: tp.ones_like(x) * OVERRIDE for n, x in zip(names, saved, strict=True)}
+        return {
+            n: [tp.ones_like(t) * OVERRIDE for t in x] if isinstance(x, list) else tp.ones_like(x) * OVERRIDE
+            for n, x in zip(names, saved, strict=True)
+        }
 
     xs = [leaves[i] for i in positions]
-    before = _hosts(gradients(*xs))
+    before = hosts(gradients(*xs))
     traced = tp.function(gradients)
     spec = tp.GradientSpec(name, sevens, tuple(names))
     try:
@@ -373,113 +382,27 @@ def override(name: str, attrs: dict[str, Any], ex: Example, how: tuple[bool, str
     except tp.RegistrationError as exc:
         raise Skipped(str(exc)) from None
     with scope:
-        _sevens(names, "eagerly", gradients(*xs))
-        _sevens(names, "by tp.function (traced)", traced(*xs))
-        _sevens(names, "by tp.function (replayed)", traced(*xs))
+        _sevens(labels, "eagerly", gradients(*xs))
+        _sevens(labels, "by tp.function (traced)", traced(*xs))
+        _sevens(labels, "by tp.function (replayed)", traced(*xs))
     with tp.gradient_overrides({name: spec}, replay=True):
         for what in ("as written", "traced into gradient programs", "replayed from gradient programs"):
-            _sevens(names, f"eagerly, replay=True ({what})", gradients(*xs))
+            _sevens(labels, f"eagerly, replay=True ({what})", gradients(*xs))
     for what, got in (("eagerly", gradients(*xs)), ("by tp.function", traced(*xs))):
-        for n, g, b in zip(names, _hosts(got), before, strict=True):
+        for n, g, b in zip(labels, hosts(got), before, strict=True):
             if g.tobytes() != b.tobytes() and not _equal_with_nans(g, b):
                 raise Failed(f"after the override's scope, the gradient of {n!r} {what} is not the kernel's own")
     return f"eagerly and by tp.function, inside and after tp.gradient_overrides({{{name!r}: ...}})"
 
 
-def _hosts(values: Iterable[Any]) -> list[np.ndarray]:
+def hosts(values: Iterable[Any]) -> list[np.ndarray]:
     return [np.asarray(v.numpy()) for v in values]
 
 
 def _sevens(names: list[str], what: str, got: Sequence[Any]) -> None:
-    for n, g in zip(names, _hosts(got), strict=True):
+    for n, g in zip(names, hosts(got), strict=True):
         if not np.all(g == OVERRIDE):
             raise Failed(
                 f"inside tp.gradient_overrides, the gradient of {n!r} {what} is not the override's ({OVERRIDE} "
                 f"everywhere): {np.array2string(g.ravel()[:6], precision=4)}"
             )
-
-
-# -- export --------------------------------------------------------------------------------------------------------
-
-
-def formats(asked: Sequence[str] | None) -> list[str]:
-    import tensorplug as tp
-
-    return [spec.format for spec in tp.exporters()] if asked is None else list(asked)
-
-
-Result = tuple[str, str, str, str, str]
-"""(check, where, example, outcome, detail)."""
-
-
-def export_checks(
-    name: str, attrs: dict[str, Any], fmt: str, examples: Sequence[Example], asked: Sequence[str] | None
-) -> list[Result]:
-    """Export the kernel in ``fmt`` on each example, run it with the format's runner, compare it with eager.
-
-    A refusal (an ExportError) is ``not exportable`` (skipped; failed where ``exporters=`` named the format); the
-    runner's declared ``kernels`` are not consulted: the exporter decides (a kernel outside the catalogue may
-    export through its translation or decomposition)."""
-    import tensorplug as tp
-    from tensorplug._runtime._registry import exporter_registry, resolve
-    from tensorplug.testing._export_kit import ExportRunner
-
-    named = asked is not None
-    refused = "failed" if named else "skipped"
-    spec = exporter_registry.get(fmt)
-    if spec is None:
-        installed = ", ".join(s.format for s in tp.exporters()) or "none"
-        return [("export", fmt, "-", "failed", f"no exporter of format {fmt!r} is installed (installed: {installed})")]
-    if spec.runner is None:
-        why = f"the exporter (from {spec.source}) declares no runner (ExporterSpec.runner): nothing runs what it writes"
-        return [("export", fmt, "-", refused, why)]
-    try:
-        made = resolve(spec.runner, f"runner of the exporter {fmt!r} (from {spec.source})")
-        runner = made if isinstance(made, ExportRunner) else made()
-    except ImportError as exc:
-        return [("export", fmt, "-", "skipped", f"its runner cannot be loaded: {exc}")]
-    if not isinstance(runner, ExportRunner):
-        what = f"the runner of {fmt!r} (from {spec.source}) gave a {type(runner).__name__}, not an ExportRunner"
-        return [("export", fmt, "-", "failed", what)]
-    where = f"{fmt} on {runner.backend}"
-    if runner.backend not in tp.list_backends():
-        return [("export", where, "-", "skipped", f"the runner's backend {runner.backend!r} is not installed")]
-    tp.set_backend(runner.backend)
-    return [_export_one(name, attrs, fmt, ex, runner, where, refused) for ex in examples]
-
-
-def _export_one(
-    name: str, attrs: dict[str, Any], fmt: str, ex: Example, runner: Any, where: str, refused: str
-) -> Result:
-    import re
-
-    import tensorplug as tp
-    from tensorplug.testing._export_kit import _compare
-
-    def ended(outcome: str, detail: str) -> Result:
-        return ("export", where, ex.label, outcome, detail)
-
-    op = _op(name, attrs, ex)
-    leaves = ex.leaves()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            expected = _hosts(outputs(op(*leaves)))
-            artefact = tp.export(op, *leaves, format=fmt, input_names=ex.names())
-        except tp.ExportError as exc:
-            for reason, pattern in runner.refusals.items():
-                if re.search(pattern, str(exc)):
-                    return ended("skipped", f"refused ({reason}): {exc}")
-            return ended(refused, f"not exportable: {exc}")
-        except Exception as exc:
-            return ended("failed", f"the export raised {type(exc).__name__}: {exc}")
-    try:
-        got = list(runner.run(artefact, leaves_host(ex)))
-    except Exception as exc:
-        return ended("failed", f"{runner.name} raised {type(exc).__name__}: {str(exc)[:300]}")
-    floats = [a.dtype.name for a in expected if a.dtype.kind == "f"]
-    rtol, atol = max((ex.tolerance(d) for d in floats), default=(0.0, 0.0))
-    problem = _compare(Case(name, op, rtol=rtol, atol=atol), got, expected)
-    if problem is not None:
-        return ended("failed", f"{runner.name} differs from eager: {problem}")
-    return ended("passed", f"run by {runner.name}")
