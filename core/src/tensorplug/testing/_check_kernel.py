@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tensorplug.testing import _kernel_checks as later
-from tensorplug.testing._kernel_checks import Example, Failed, Skipped
+from tensorplug.testing._kernel_checks import Example, Failed, KernelCheck, Skipped
 from tensorplug.testing._kernel_export import export_checks, formats
 
 __all__ = ["CHECKS", "KernelCheck", "KernelReport", "check_kernel"]
@@ -62,18 +62,6 @@ HINTS = {
     "translation or decomposition for that format",
 }
 """What to do when a check fails, as the failure message says it."""
-
-
-@dataclass(frozen=True)
-class KernelCheck:
-    """One check of one example where it ran: ``where`` is the backend (or ``"<format> on <backend>"`` for an
-    export), ``outcome`` one of ``passed``, ``failed``, ``skipped``, ``detail`` what failed or why it was skipped."""
-
-    check: str
-    where: str
-    example: str
-    outcome: str
-    detail: str = ""
 
 
 @dataclass(frozen=True)
@@ -163,12 +151,12 @@ def check_kernel(
     decomposition and from an exported program (by default 1e-5 and 1e-6 in float32, 1e-10 and 1e-12 in float64;
     integers and bools must be equal). ``order`` is the highest order of derivative checked numerically (0: no
     gradient check), in float64 where the backend has it. ``exporters`` names the formats to export through
-    (default: every installed one whose ExporterSpec declares a runner); a format that refuses the kernel is
-    skipped as not exportable, unless named here. Replays must give eager's bits, or be within
+    (default: every installed one; one whose ExporterSpec declares no runner is skipped); a format that refuses
+    the kernel is skipped as not exportable, unless named here. Replays must give eager's bits, or be within
     ``Backend.compile_ulps`` where the backend compiled the program.
 
-    The active backend, the warnings filters and the gradient scopes are as they were afterwards; the gradient
-    programs traced meanwhile are forgotten.
+    The active backend, the warnings filters and the gradient scopes are as they were afterwards; eager backprop's
+    gradient programs are forgotten (they are traced again as needed).
 
     >>> import numpy as np
     >>> import tensorplug as tp
@@ -201,21 +189,17 @@ def check_kernel(
                 for ex in examples:
                     checks += _on_backend(name, merged, backend, ex, order, declared, seen)
             for fmt in formats(exporters):
-                checks += [_as_check(*result) for result in export_checks(name, merged, fmt, examples, exporters)]
+                checks += export_checks(name, merged, fmt, examples, exporters)
     finally:
         tp.set_backend(previous)
         later.forget_gradient_programs()
     if not any(c.check == "runs" for c in checks):
-        ran = "the backends named" if backends is not None else "any installed backend"
-        checks.append(KernelCheck("backend", "-", "-", "failed", f"the kernel runs on none of {ran}"))
+        ran = "none of the backends named" if backends is not None else "no installed backend"
+        checks.append(KernelCheck("backend", "-", "-", "failed", f"the kernel runs on {ran}"))
     report = KernelReport(name, merged, tuple(checks))
     if report.failed:
         raise AssertionError(report.failure_text())
     return report
-
-
-def _as_check(check: str, where: str, example: str, outcome: str, detail: str) -> KernelCheck:
-    return KernelCheck(check, where, example, outcome, detail)
 
 
 def _backends(name: str, asked: Sequence[str] | None, checks: list[KernelCheck]) -> list[str]:

@@ -34,6 +34,18 @@ class Failed(Exception):
 
 
 @dataclass(frozen=True)
+class KernelCheck:
+    """One check of one example where it ran: ``where`` is the backend (or ``"<format> on <backend>"`` for an
+    export), ``outcome`` one of ``passed``, ``failed``, ``skipped``, ``detail`` what failed or why it was skipped."""
+
+    check: str
+    where: str
+    example: str
+    outcome: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
 class Example:
     """One example: its inputs on the host (an array, or a list of arrays, by input name) and its tolerances."""
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tensorplug.testing._case import Case
-from tensorplug.testing._kernel_checks import Example, hosts, kernel_op, leaves_host, outputs
+from tensorplug.testing._kernel_checks import Example, KernelCheck, hosts, kernel_op, leaves_host, outputs
 
 __all__ = ["export_checks", "formats"]
 
@@ -21,13 +21,9 @@ def formats(asked: Sequence[str] | None) -> list[str]:
     return [spec.format for spec in tp.exporters()] if asked is None else list(asked)
 
 
-Result = tuple[str, str, str, str, str]
-"""(check, where, example, outcome, detail)."""
-
-
 def export_checks(
     name: str, attrs: dict[str, Any], fmt: str, examples: Sequence[Example], asked: Sequence[str] | None
-) -> list[Result]:
+) -> list[KernelCheck]:
     """Export the kernel in ``fmt`` on each example, run it with the format's runner, compare it with eager.
 
     A refusal (an ExportError) is ``not exportable`` (skipped; failed where ``exporters=`` named the format); the
@@ -42,33 +38,39 @@ def export_checks(
     spec = exporter_registry.get(fmt)
     if spec is None:
         installed = ", ".join(s.format for s in tp.exporters()) or "none"
-        return [("export", fmt, "-", "failed", f"no exporter of format {fmt!r} is installed (installed: {installed})")]
+        return [
+            KernelCheck(
+                "export", fmt, "-", "failed", f"no exporter of format {fmt!r} is installed (installed: {installed})"
+            )
+        ]
     if spec.runner is None:
         why = f"the exporter (from {spec.source}) declares no runner (ExporterSpec.runner): nothing runs what it writes"
-        return [("export", fmt, "-", refused, why)]
+        return [KernelCheck("export", fmt, "-", refused, why)]
     try:
         made = resolve(spec.runner, f"runner of the exporter {fmt!r} (from {spec.source})")
         runner = made if isinstance(made, ExportRunner) else made()
     except ImportError as exc:
-        return [("export", fmt, "-", "skipped", f"its runner cannot be loaded: {exc}")]
+        return [KernelCheck("export", fmt, "-", "skipped", f"its runner cannot be loaded: {exc}")]
     if not isinstance(runner, ExportRunner):
         what = f"the runner of {fmt!r} (from {spec.source}) gave a {type(runner).__name__}, not an ExportRunner"
-        return [("export", fmt, "-", "failed", what)]
+        return [KernelCheck("export", fmt, "-", "failed", what)]
     where = f"{fmt} on {runner.backend}"
     if runner.backend not in tp.list_backends():
-        return [("export", where, "-", "skipped", f"the runner's backend {runner.backend!r} is not installed")]
+        return [
+            KernelCheck("export", where, "-", "skipped", f"the runner's backend {runner.backend!r} is not installed")
+        ]
     tp.set_backend(runner.backend)
     return [_export_one(name, attrs, fmt, ex, runner, where, refused) for ex in examples]
 
 
 def _export_one(
     name: str, attrs: dict[str, Any], fmt: str, ex: Example, runner: Any, where: str, refused: str
-) -> Result:
+) -> KernelCheck:
     import tensorplug as tp
     from tensorplug.testing._export_kit import _compare
 
-    def ended(outcome: str, detail: str) -> Result:
-        return ("export", where, ex.label, outcome, detail)
+    def ended(outcome: str, detail: str) -> KernelCheck:
+        return KernelCheck("export", where, ex.label, outcome, detail)
 
     op = kernel_op(name, attrs, ex)
     leaves = ex.leaves()
