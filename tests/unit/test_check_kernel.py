@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
+from tensorplug._runtime._registry import REGISTRIES
+from tensorplug._runtime._state import state
 from tensorplug.testing import ExportRunner, KernelReport, check_kernel
 
 NAME = "CheckedSwish"  # a name no installed plugin provides
@@ -213,7 +215,10 @@ def test_an_attr_named_like_a_keyword_goes_through_attrs_and_nothing_leaks() -> 
     tp.register_kernel(NAME, "numpy", kernel)
     tp.register_gradient(NAME, lambda dy, saved, attrs: (dy * 2.0,), new_kernel=True, replay=True)
     filters = list(warnings.filters)
+    registries = [registry.snapshot() for registry in REGISTRIES]
     report = check_kernel(NAME, X32, backends=["numpy"], exporters=[], attrs={"order": 3}, order=1)
+    assert [registry.snapshot() for registry in REGISTRIES] == registries
+    assert state.overrides is None
     assert set(seen) == {3}
     assert "order 1" in next(c.detail for c in report.checks if c.check == "gradient")
     assert tp.get_backend() == "numpy"
