@@ -201,6 +201,33 @@ def test_backends_that_would_move_data_or_cannot_start_are_skipped_with_the_reas
             check_kernel(NAME, X32, backends=["numpy", OTHERS[0]], beta=1.0, exporters=[])
 
 
+class BareBackend(tp.Backend):
+    """NumPy storage under another name, with no kernels of its own."""
+
+    def from_host(self, array: np.ndarray) -> np.ndarray:
+        return array.copy()
+
+    def to_host(self, raw: np.ndarray) -> np.ndarray:
+        return raw
+
+    def dtype_of(self, raw: np.ndarray) -> str:
+        return raw.dtype.name
+
+
+def test_a_backend_lacking_the_ops_of_the_decomposition_is_skipped_unless_named() -> None:
+    register()
+    tp.register_backend("bare", BareBackend, priority=-5)  # (conftest's fixture removes the backends a test adds)
+    tp.register_backend("twin", BareBackend, priority=-5, fallback="numpy")
+    report = check_kernel(NAME, X32, beta=1.0, exporters=[])
+    why = {c.where: c.detail for c in report.checks if c.check == "backend"}
+    assert why["bare"].startswith("its decomposition needs a kernel the backend lacks: KernelNotFoundError: No kernel")
+    assert why["twin"].startswith("its decomposition needs a kernel the backend lacks: FallbackWarning: ")
+    with pytest.raises(
+        AssertionError, match=r"- runs on bare, example 1 .*: KernelNotFoundError: No kernel 'Multiply'"
+    ):
+        check_kernel(NAME, X32, backends=["bare"], beta=1.0, exporters=[])
+
+
 def _unstartable(**options: Any) -> Any:
     raise tp.BackendError("this backend needs a device that is not here")
 
