@@ -142,8 +142,8 @@ def check_kernel(
     ``attrs={...}``.
 
     ``backends`` (default: every installed backend) are those that run the kernel without moving data: a kernel
-    registered there, or its decomposition. The others are skipped (named in ``backends=``: failed). A backend
-    that cannot be initialised is skipped. ``output_dtypes`` declares each output's dtype (a dtype name for
+    registered there, or its decomposition (with every op it calls there). The others are skipped (named in
+    ``backends=``: failed). A backend that cannot be initialised is skipped. ``output_dtypes`` declares each output's dtype (a dtype name for
     one output, a sequence of them, or a function of the inputs' dtypes by name: lists for list inputs) and
     ``output_shapes`` each output's shape (a tuple for one output, a list of tuples, or a function of the inputs'
     shapes by name); else the kernel reference declares them for a catalogue kernel, else the decomposition's
