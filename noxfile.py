@@ -8,6 +8,7 @@ nox -s tests_torch  # the torch backend alone
 nox -s dask         # the dask backend: conformance across chunks, laziness, a LocalCluster
 nox -s demo         # the digits demo on numpy and torch, and its plot
 nox -s export_onnx  # tensorplug-onnx: the conformance cases exported and run in ONNX Runtime, the demo's model
+nox -s custom_kernel  # the worked custom kernel: every backend, its gradient, ONNX, check_kernel
 nox -s lint typecheck
 
 Each plugin carries its own tests (plugins/<name>/tests), run by its session; tests/ holds the core's tests and
@@ -45,6 +46,7 @@ nox.options.sessions = [
     "dask",
     "demo",
     "export_onnx",
+    "custom_kernel",
 ]
 nox.options.default_venv_backend = "uv|virtualenv"
 # Every run starts each session from an empty environment (isolation: nothing left from an older noxfile); with uv
@@ -59,6 +61,7 @@ GRADS_EXTRA = "./plugins/grads-extra"
 DASK = "./plugins/backend-dask"
 ARRAY_API = "./examples/array-api-backend"
 ONNX = "./plugins/export-onnx"
+SWISH = "./examples/custom-kernel"
 # torch must be exactly the version whose CPU build lies on CI's disk; an unpinned torch would fetch a CUDA build.
 CONSTRAINTS = ["-c", ".ci/constraints.txt"]
 FIXTURES = [
@@ -220,6 +223,17 @@ def export_onnx(session: nox.Session) -> None:
 
 
 @nox.session
+def custom_kernel(session: nox.Session) -> None:
+    """The worked custom kernel (Swish, declared for numpy only, with its decomposition, gradient and ONNX
+    translation) installed beside numpy, torch, dask and the ONNX exporter: it runs on each backend as that
+    backend's ops, differentiates, exports and runs in ONNX Runtime, and passes tp.testing.check_kernel."""
+    install(session, "torch==2.13.0")
+    install(session, CORE, NUMPY, TORCH, DASK, ONNX, SWISH, "onnx", "onnxruntime", *PYTEST)
+    session.run("pytest", f"{SWISH}/tests", *session.posargs)
+    session.run("pytest", "--doctest-modules", "--pyargs", "tensorplug_swish", "-p", "no:cacheprovider")
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """ruff check and format check over every distribution, the tests and the tools."""
     install(session, "ruff>=0.6")
@@ -242,6 +256,7 @@ def typecheck(session: nox.Session) -> None:
         ARRAY_API,
         f"{DASK}[distributed]",
         ONNX,
+        SWISH,
     )
     session.run(
         "mypy",
@@ -255,4 +270,5 @@ def typecheck(session: nox.Session) -> None:
         "plugins/backend-dask/src/tensorplug_dask",
         "examples/array-api-backend/src/tensorplug_array_api",
         "plugins/export-onnx/src/tensorplug_onnx",
+        "examples/custom-kernel/src/tensorplug_swish",
     )

@@ -105,3 +105,26 @@ def test_without_its_decomposition_the_kernel_is_missing_again() -> None:
     with pytest.raises(tp.KernelNotFoundError):
         swish(tp.tensor([0.0]))
     assert tp.decompositions() == []
+
+
+@pytest.mark.parametrize("prefers", [False, True])
+def test_a_backend_that_prefers_decompositions_replays_them_in_place_of_the_kernel(
+    prefers: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[int] = []
+
+    def counted(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        calls.append(1)
+        return inputs["x"] / (1 + np.exp(-attrs["beta"] * inputs["x"]))
+
+    tp.register_kernel("Swish", "numpy", counted)
+    tp.register_decomposition("Swish", swish_ops)
+    monkeypatch.setattr(tp.backend("numpy"), "prefers_decompositions", prefers)
+    f = tp.function(lambda x: swish(x, 2.0) + 1.0)
+    x = tp.tensor([-1.0, 0.5, 2.0])
+    f(x)  # the trace runs the kernel eagerly
+    calls.clear()
+    replayed = f(x).numpy()
+    assert bool(calls) is not prefers  # preferred: the replay runs Multiply, Sigmoid... in its place
+    np.testing.assert_allclose(replayed, expected([-1.0, 0.5, 2.0], 2.0) + 1.0, rtol=1e-6)
+    assert [s.kernel for s in f.program(x).kernel_steps] == ["Swish", "Add"]  # the program as traced

@@ -262,6 +262,11 @@ KINDS: dict[str, tuple[Any, Any, Any]] = {
         lambda: tp.unregister_decomposition("FrontProbe"),
         lambda: [s.source for s in tp.decomposition_stack("FrontProbe")],
     ),
+    "translation": (
+        lambda **kw: tp.register_translation("front_probe", "FrontProbe", _writer, **kw),
+        lambda: tp.unregister_translation("front_probe", "FrontProbe"),
+        lambda: [s.source for s in tp.translation_stack("front_probe", "FrontProbe")],
+    ),
 }
 
 
@@ -273,6 +278,8 @@ def test_every_kind_refuses_a_silent_shadowing_and_restores_on_unregister(kind: 
         register()
     if kind == "decomposition":  # another function (the same one registered again replaces it quietly)
         tp.register_decomposition("FrontProbe", lambda inputs, attrs: inputs["x"] * 1.0)
+    if kind == "translation":
+        tp.register_translation("front_probe", "FrontProbe", lambda graph, step: None)
     before = sources()
     assert before
     refusal = rf"^{kind} .* is already registered by \S+; pass override=True to shadow it \(unregistering yours later "

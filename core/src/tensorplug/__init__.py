@@ -54,6 +54,12 @@ from tensorplug._plugins._registration import (
     unregister_gradient,
     unregister_kernel,
 )
+from tensorplug._plugins._translations import (
+    register_translation,
+    translation_stack,
+    translations,
+    unregister_translation,
+)
 from tensorplug._runtime import _engine
 from tensorplug._runtime._backend import Backend
 from tensorplug._runtime._dtypes import DTYPES, DType, bool_, float32, float64, int32, int64
@@ -94,6 +100,7 @@ from tensorplug._runtime._registry import (
     GradientSet,
     GradientSpec,
     KernelSpec,
+    TranslationSpec,
 )
 from tensorplug._runtime._state import no_grad
 from tensorplug._runtime._tensor import Tensor
@@ -286,6 +293,7 @@ __all__ = [
     "TensorSpec",
     "TensorplugError",
     "Timing",
+    "TranslationSpec",
     "UnsupportedOperationError",
     "Variable",
     "VariableGrads",
@@ -333,6 +341,7 @@ __all__ = [
     "register_gradient",
     "register_gradient_set",
     "register_kernel",
+    "register_translation",
     "remove_backend",
     "restore",
     "run_kernel",
@@ -341,12 +350,15 @@ __all__ = [
     "stop_gradient",
     "testing",
     "train",
+    "translation_stack",
+    "translations",
     "unregister_exporter",
     "unregister_gradient",
     "unregister_decomposition",
     "unregister_gradient_set",
     "use_gradients",
     "unregister_kernel",
+    "unregister_translation",
     "value_and_grad",
     "value_and_grads",
     "variable",

@@ -27,6 +27,7 @@ from tensorplug._runtime._registry import (
     GradientSet,
     GradientSpec,
     KernelSpec,
+    TranslationSpec,
 )
 
 PROJECT = "tensorplug"
@@ -70,3 +71,9 @@ def tensorplug_exporters() -> Sequence[ExporterSpec]:  # type: ignore[empty-body
 def tensorplug_decompositions() -> Sequence[DecompositionSpec]:  # type: ignore[empty-body]
     """Declare decompositions: how a kernel is computed with ops where a backend has no kernel of its own, and how
     it is differentiated where it has no gradient (added in contract 1.1)."""
+
+
+@hookspec
+def tensorplug_translations() -> Sequence[TranslationSpec]:  # type: ignore[empty-body]
+    """Declare export translations: how an export format writes a kernel the plugin provides (lazy
+    ``"module:attr"`` preferred, so that declaring one never imports the format's library; added in contract 1.1)."""

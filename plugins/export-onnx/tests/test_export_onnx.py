@@ -239,7 +239,9 @@ def test_a_kernel_outside_the_catalogue_is_refused(tensorplug_registries: None) 
     tp.register_kernel("Twice", "numpy", lambda inputs, attrs, backend: inputs["x"] * 2)
     message = refused(lambda x: tp.run_kernel("Twice", {"x": x}), tp.tensor([1.0]))
     assert "the kernel 'Twice' (not a kernel of tensorplug's catalogue) on x: float32[1]" in message
-    assert "its meaning is unknown" in message
+    assert "has neither an ONNX translation nor a decomposition (it is registered by user code)" in message
+    assert "tp.register_translation('onnx', 'Twice', translate)" in message
+    assert "tp.register_decomposition('Twice', fn)" in message
 
 
 def test_a_program_recording_gradients_is_refused() -> None:

@@ -1,7 +1,8 @@
 """The registration front: register, unregister and list the entries of one kind, from user code.
 
 Every public registration function (``tp.register_kernel``, ``tp.register_gradient``,
-``tp.register_gradient_set``, ``tp.register_exporter`` and their ``unregister_*``) builds its spec and hands it
+``tp.register_gradient_set``, ``tp.register_exporter``, ``tp.register_decomposition``,
+``tp.register_translation`` and their ``unregister_*``) builds its spec and hands it
 here with its :class:`Kind`, a row that says what differs between the kinds: the table, the field holding the
 registered function, and whether a ``tp.<kind>_stack`` lists a key's entries.
 
@@ -33,11 +34,13 @@ from tensorplug._runtime._registry import (
     GradientSpec,
     KernelSpec,
     LayeredRegistry,
+    TranslationSpec,
     decomposition_registry,
     exporter_registry,
     gradient_registry,
     gradient_set_registry,
     kernel_registry,
+    translation_registry,
 )
 
 
@@ -85,7 +88,11 @@ EXPORTERS = Kind(exporter_registry, ExporterSpec, "tensorplug_exporters", "expor
 DECOMPOSITIONS = Kind(
     decomposition_registry, DecompositionSpec, "tensorplug_decompositions", "decomposition", "fn", stack=True
 )
-KINDS = (KERNELS, GRADIENTS, GRADIENT_SETS, EXPORTERS, DECOMPOSITIONS)  # what a plugin declares besides backends
+TRANSLATIONS = Kind(
+    translation_registry, TranslationSpec, "tensorplug_translations", "translation", "translate", stack=True
+)
+# What a plugin declares besides backends, in the order of the hooks.
+KINDS = (KERNELS, GRADIENTS, GRADIENT_SETS, EXPORTERS, DECOMPOSITIONS, TRANSLATIONS)
 
 
 def source_of(who: Caller) -> str:

@@ -160,7 +160,7 @@ def _unload_all() -> None:
 def _fail(info: PluginInfo, message: str, strict: bool, cause: BaseException | None) -> None:
     info.status, info.error = "failed", message
     info.backends, info.kernels, info.gradients, info.gradient_sets, info.exporters = [], 0, 0, [], []
-    info.decompositions = []
+    info.decompositions, info.translations = [], []
     _kernel_backends.pop(id(info), None)
     _gradient_names.pop(id(info), None)
     who = f"tensorplug plugin {info.name!r} from distribution {info.distribution} {info.version}"
@@ -230,13 +230,13 @@ def _apply(
         _register_hooks(module, plugin_id)
         undo.append(lambda: manager.unregister(name=plugin_id))
         backends, *tables = [_collect(plugin_id, hook_name, kind, layer == LAYER_BUILTIN) for hook_name, kind in HOOKS]
-        kernels, grads, sets, formats, decompositions = tables
+        kernels, grads, sets, formats, decompositions, translations = tables
         if layer != LAYER_BUILTIN:  # the core's own ~110 specs are checked by its tests, not on every import
-            every = [*backends, *kernels, *grads, *sets, *formats, *decompositions]
+            every = [*backends, *kernels, *grads, *sets, *formats, *decompositions, *translations]
             for spec in every:
                 validate(spec)
             check_duplicates(every)
-        direct = _adopt(snapshot, info, rank, notes) if snapshot is not None else _Direct([], [], [], [], [], [])
+        direct = _adopt(snapshot, info, rank, notes) if snapshot is not None else _Direct([], [], [], [], [], [], [])
         for name in [*direct.backends, *(s.name for s in backends)]:
             check_claim(name, info.distribution, info.version, _owners, engine.specs)
         for bspec in backends:
@@ -286,6 +286,7 @@ def _apply(
     info.gradient_sets = [*direct.gradient_sets, *(s.name for s in sets)]
     info.exporters = [*direct.exporters, *(s.format for s in formats)]
     info.decompositions = [*direct.decompositions, *(s.kernel_name for s in decompositions)]
+    info.translations = [*direct.translations, *(f"{s.kernel_name} ({s.format})" for s in translations)]
     _kernel_backends[id(info)] = {s.backend_name for s in [*kernels, *direct.kernels]}
     if layer != LAYER_BUILTIN:
         _gradient_names[id(info)] = [s.kernel_name for s in [*grads, *direct.grads]]
@@ -300,6 +301,7 @@ class _Direct(NamedTuple):
     gradient_sets: list[str]
     exporters: list[str]
     decompositions: list[str]
+    translations: list[str]
 
 
 def _adopt(snapshot: Snapshot, info: PluginInfo, rank: int, notes: list[Shadowing]) -> _Direct:
@@ -341,10 +343,10 @@ def _adopt(snapshot: Snapshot, info: PluginInfo, rank: int, notes: list[Shadowin
                 notes.append(note)
             mine.append(owned)
         adopted.append(mine)
-    kernels, grads, sets, formats, decompositions = adopted
+    kernels, grads, sets, formats, decompositions, translations = adopted
     return _Direct(
         backends, kernels, grads, [s.name for s in sets], [s.format for s in formats],
-        [s.kernel_name for s in decompositions],
+        [s.kernel_name for s in decompositions], [f"{s.kernel_name} ({s.format})" for s in translations],
     )  # fmt: skip
 
 

@@ -34,7 +34,8 @@ class PluginInfo:
     the kernel names its gradients are declared for that no kernel has and
     that are close to a known kernel's (misspelled, most likely: they warn);
     ``exporters`` the formats it adds to ``tp.export``; ``decompositions`` the
-    kernels it says how to decompose; ``contract`` the version of the plugin
+    kernels it says how to decompose; ``translations`` the kernels it says
+    how an exporter writes (``"Swish (onnx)"``); ``contract`` the version of the plugin
     contract its module declares it was written for (``TENSORPLUG_CONTRACT``;
     None: none, as before the contract had one).
     """
@@ -55,6 +56,7 @@ class PluginInfo:
     unknown_gradients: list[str] = field(default_factory=list)
     exporters: list[str] = field(default_factory=list)
     decompositions: list[str] = field(default_factory=list)
+    translations: list[str] = field(default_factory=list)
     contract: str | None = None
 
 

@@ -14,10 +14,11 @@ from tensorplug._runtime._registry import (
     GradientSet,
     GradientSpec,
     KernelSpec,
+    TranslationSpec,
 )
 from tensorplug.kernel_names import CATALOGUE
 
-Spec = BackendSpec | KernelSpec | GradientSpec | GradientSet | ExporterSpec | DecompositionSpec
+Spec = BackendSpec | KernelSpec | GradientSpec | GradientSet | ExporterSpec | DecompositionSpec | TranslationSpec
 
 
 _CANONICAL = {name.lower(): name for name in CATALOGUE}
@@ -86,6 +87,10 @@ def validate(spec: Spec) -> None:
     elif isinstance(spec, DecompositionSpec):
         problems["kernel_name"] = _kernel_name_problem(spec.kernel_name)
         problems["fn"] = _lazy_problem(spec.fn)
+    elif isinstance(spec, TranslationSpec):
+        problems["format"] = _name_problem(spec.format)
+        problems["kernel_name"] = _kernel_name_problem(spec.kernel_name)
+        problems["translate"] = _lazy_problem(spec.translate)
     elif isinstance(spec, ExporterSpec):
         problems["format"] = _name_problem(spec.format)
         problems["exporter"] = _lazy_problem(spec.exporter)
@@ -114,6 +119,8 @@ def _spec_text(spec: Spec) -> str:
         return f"ExporterSpec {spec.format!r}"
     if isinstance(spec, DecompositionSpec):
         return f"DecompositionSpec {spec.kernel_name!r}"
+    if isinstance(spec, TranslationSpec):
+        return f"TranslationSpec {spec.format!r} {spec.kernel_name!r}"
     return f"{'BackendSpec' if isinstance(spec, BackendSpec) else 'GradientSet'} {spec.name!r}"
 
 

@@ -39,6 +39,12 @@ class Backend:
     """True when kernels return unevaluated storage (a task graph, as dask's arrays): the core then never asks for
     values on its own. Debug mode adds its NaN/inf check to the graph (:meth:`check_finite`) instead of reading
     each output back, and optimizers and ``tp.function`` call :meth:`persist` once per step."""
+    prefers_decompositions: bool = False
+    """True when ``tp.function`` should lower this backend's programs with every kernel that has a decomposition
+    (``tp.register_decomposition``) replaced by its decomposition's steps, its own kernel of that name or not: a
+    backend whose compiler fuses catalogue ops (:meth:`compile`, :meth:`lower_step`) then sees them instead of one
+    opaque kernel. Replays may then differ from eager by the decomposition's rounding: declare it in
+    :attr:`compile_ulps`. Eager calls and eager backprop's gradient programs still run the kernel."""
     compile_ulps: int = 0
     """How many units in the last place a replay made by :meth:`compile` may differ from eager, per float element
     (0: bit for bit). A fusing compiler declares what it needs (XLA contracts ``a * b + c`` to one rounding, 1

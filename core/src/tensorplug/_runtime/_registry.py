@@ -5,7 +5,8 @@ ordered by precedence: the built-in layer, then plugins in load order, then
 runtime registrations. The top of the stack is active; unregistering it
 brings the one below back. Each entry records the distribution that
 registered it (``"tensorplug"`` for the core's own, ``"runtime"`` for calls from user code).
-The four tables (kernels, gradients, gradient sets, exporters) are here; the backends are the engine's.
+The tables (kernels, gradients, gradient sets, exporters, decompositions, export translations) are here;
+the backends are the engine's.
 """
 
 from __future__ import annotations
@@ -170,6 +171,31 @@ class DecompositionSpec:
     @property
     def key(self) -> str:
         return self.kernel_name
+
+
+@dataclass(frozen=True)
+class TranslationSpec:
+    """How the exporter of ``format`` writes kernel ``kernel_name``: ``translate`` is called in the exporter's
+    converter convention (for ``"onnx"``: ``translate(graph, step)``, which adds ONNX nodes and returns the value
+    name of each output; see ``docs/export.md``).
+
+    ``translate`` may be a lazy ``"module:attribute"`` name, imported at the first export that needs it, so that
+    declaring a translation never imports the format's library. An exporter uses a kernel's translation before its
+    own converter of that kernel, and a kernel with neither is exported as its decomposition when it has one.
+
+    >>> import tensorplug as tp
+    >>> tp.TranslationSpec("onnx", "Swish", "my_kernels.onnx:swish").key
+    ('onnx', 'Swish')
+    """
+
+    format: str
+    kernel_name: str
+    translate: Callable[..., Any] | str
+    source: str = RUNTIME
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.format, self.kernel_name)
 
 
 @dataclass(frozen=True)
@@ -369,12 +395,14 @@ gradient_registry: LayeredRegistry[GradientSpec] = LayeredRegistry("gradient")
 gradient_set_registry: LayeredRegistry[Any] = LayeredRegistry("gradient set")  # of GradientSet
 exporter_registry: LayeredRegistry[Any] = LayeredRegistry("exporter")  # of ExporterSpec
 decomposition_registry: LayeredRegistry[Any] = LayeredRegistry("decomposition")  # of DecompositionSpec
+translation_registry: LayeredRegistry[Any] = LayeredRegistry("translation")  # of TranslationSpec
 REGISTRIES: tuple[LayeredRegistry[Any], ...] = (
     kernel_registry,
     gradient_registry,
     gradient_set_registry,
     exporter_registry,
     decomposition_registry,
+    translation_registry,
 )
 
 
@@ -401,6 +429,8 @@ _NAME_FIELDS = {
     "GradientSpec": ("kernel_name", "grad", "inputs_to_save"),
     "GradientSet": ("name", "factory", "description"),
     "ExporterSpec": ("format", "exporter", "description", "runner"),
+    "DecompositionSpec": ("kernel_name", "fn"),
+    "TranslationSpec": ("format", "kernel_name", "translate"),
 }
 _FIELDS: dict[str, Callable[[Any], tuple[Any, ...]]] = {
     kind: attrgetter(*fields) for kind, fields in _NAME_FIELDS.items()

@@ -145,6 +145,8 @@ def _plugin_row(info: dict[str, Any]) -> list[str]:
         parts.append("export format " + ", ".join(info["exporters"]))
     if info.get("decompositions"):
         parts.append("decompositions " + ", ".join(info["decompositions"]))
+    if info.get("translations"):
+        parts.append("export translations " + ", ".join(info["translations"]))
     if info["unknown_backends"]:
         parts.append("kernels for unregistered backend " + ", ".join(info["unknown_backends"]))
     if info.get("unknown_gradients"):

@@ -14,7 +14,7 @@ import inspect
 import math
 import os
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,9 +23,10 @@ import numpy as np
 
 from tensorplug import kernel_names as K
 from tensorplug._plugins._exporters import find_exporter
+from tensorplug._plugins._translations import translations
 from tensorplug._runtime._errors import ExportError, FunctionWarning, TensorplugError
 from tensorplug._runtime._program import Program, Step
-from tensorplug._runtime._registry import resolve
+from tensorplug._runtime._registry import TranslationSpec, decomposition_registry, kernel_registry, resolve
 from tensorplug._runtime._tensor import Tensor
 from tensorplug._runtime._variable import Variable
 from tensorplug._tracing._function import Function
@@ -47,7 +48,10 @@ class ExportRequest:
     ``program.constants`` to its value as a NumPy array. ``path`` is where to write (None: write nothing,
     return the result), ``options`` the keyword arguments of ``tp.export`` meant for the format.
     ``dynamic`` maps each register whose size along some axes is not fixed (``dynamic_axes``) to
-    ``{axis: symbol}``; every other size in ``program.specs`` is fixed.
+    ``{axis: symbol}``; every other size in ``program.specs`` is fixed. ``translations`` maps each kernel that a
+    distribution (or user code) says how to write in this format to its :class:`TranslationSpec`
+    (``tp.register_translation``): an exporter uses it before any converter of its own. :meth:`decomposed` gives
+    the request with the steps of kernels it cannot write replaced by their decompositions.
     """
 
     format: str
@@ -61,6 +65,38 @@ class ExportRequest:
     path: Path | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
     dynamic: Mapping[int, Mapping[int, str]] = field(default_factory=dict)
+    translations: Mapping[str, TranslationSpec] = field(default_factory=dict)
+
+    def decomposed(self, kernels: Collection[str]) -> ExportRequest:
+        """This request with each step of ``kernels`` that has a decomposition (``tp.register_decomposition``)
+        replaced by the steps of its decomposition, traced for the step's dtypes and shapes (in turn for kernels
+        of ``kernels`` that a decomposition calls); steps of kernels without one are left as they are."""
+        from tensorplug._tracing._inline import inline_decompositions
+
+        return inline_decompositions(self, kernels)
+
+    def translator(self, kernel: str) -> Callable[..., Any] | None:
+        """The translation function of ``kernel`` in this format (imported if it was named lazily), or None."""
+        spec = self.translations.get(kernel)
+        if spec is None:
+            return None
+        try:
+            translate: Callable[..., Any] = resolve(spec.translate, f"translation of {kernel!r}")
+        except Exception as exc:
+            raise ExportError(
+                f"{self.where()}: the {self.format} translation of {kernel!r} from {spec.source} could not be "
+                f"imported: {type(exc).__name__}: {exc}. Reinstall {spec.source} with its dependencies"
+            ) from exc
+        return translate
+
+    def provider(self, kernel: str) -> str | None:
+        """The distribution whose kernel ``kernel`` the program's backend runs (``"runtime"``: user code), or where
+        the backend has none, whose decomposition; None when neither exists."""
+        spec = kernel_registry.get((kernel, self.program.backend.name))
+        if spec is not None:
+            return str(spec.source)
+        decomposition = decomposition_registry.get(kernel)
+        return None if decomposition is None else str(decomposition.source)
 
     def value(self, register: int) -> np.ndarray | None:
         """The value a register holds at every call when the program fixes it (a constant or a Variable read:
@@ -150,6 +186,7 @@ def export(
         dynamic={}
         if not dynamic_axes
         else _dynamic(call, python_fn, name, example_args, program, inputs, dynamic_axes),
+        translations={spec.kernel_name: spec for spec in translations(format)},
     )
     try:
         return exporter(request)

@@ -108,10 +108,21 @@ class Purpose:
     and the caller runs the program's code as written (False)."""
     contract: bool
     """Warn once per backend type that still defines a method the contract removed."""
+    decomposes: bool = False
+    """A backend that prefers decompositions (``Backend.prefers_decompositions``) gets the program with the steps
+    of every kernel that has one replaced by the decomposition's steps."""
 
 
 FUNCTION = Purpose(
-    "tp.function", "lowering", "replay", lowers=True, compile=True, constants=True, fails_to_plain=True, contract=True
+    "tp.function",
+    "lowering",
+    "replay",
+    lowers=True,
+    compile=True,
+    constants=True,
+    fails_to_plain=True,
+    contract=True,
+    decomposes=True,
 )
 """A ``tp.function`` program: compiled, or planned from the step lowerings; a failure warns, the plain replay runs."""
 
@@ -199,6 +210,8 @@ def lower(program: Program, purpose: Purpose = FUNCTION) -> Lowered:
     if not purpose.lowers:
         return Lowered(write_replay(program, label=purpose.plain_label))
     try:
+        if purpose.decomposes and backend.prefers_decompositions:
+            program = _decomposed(program)
         if purpose.compile:
             compiled = backend.compile(program)
             if compiled is not None:
@@ -217,6 +230,14 @@ def lower(program: Program, purpose: Purpose = FUNCTION) -> Lowered:
         return Lowered(backend.wrap_replay(replay), True)
     except Exception as exc:
         return _failed(program, purpose, f"{type(exc).__name__}: {exc}")
+
+
+def _decomposed(program: Program) -> Program:
+    """``program`` with the steps of every kernel that has a decomposition replaced by its decomposition's steps."""
+    from tensorplug._tracing._inline import inline
+
+    where = f"tp.function {program.name!r} on backend {program.backend.name!r}, inlining decompositions"
+    return inline(program, {step.kernel for step in program.kernel_steps}, where=where)
 
 
 def _failed(program: Program, purpose: Purpose, failure: str) -> Lowered:
@@ -268,13 +289,17 @@ def pipeline_table() -> str:
     lines += [f"| {row.name} | {row.what} |" for row in BUILD_PASSES]
     lines += ["", "| plan pass | what it does |", "|---|---|"]
     lines += [f"| {row.name} | {row.what} |" for row in PLAN_PASSES]
-    lines += ["", "| lowered for | backend lowers | may compile | shared constants | when lowering raises |"]
-    lines += ["|---|---|---|---|---|"]
+    lines += [
+        "",
+        "| lowered for | backend lowers | may compile | decompositions inlined if preferred | shared constants "
+        "| when lowering raises |",
+    ]
+    lines += ["|---|---|---|---|---|---|"]
     for purpose in (FUNCTION, GRADIENT, PLAIN):
         yes = {True: "yes", False: "no"}
         failing = "plain replay, reported" if purpose.fails_to_plain else "no program: runs as written"
         lines.append(
-            f"| {purpose.name} | {yes[purpose.lowers]} | {yes[purpose.compile]} | {yes[purpose.constants]} "
-            f"| {failing} |"
+            f"| {purpose.name} | {yes[purpose.lowers]} | {yes[purpose.compile]} | {yes[purpose.decomposes]} "
+            f"| {yes[purpose.constants]} | {failing} |"
         )
     return "\n".join(lines) + "\n"

@@ -4,8 +4,10 @@ The tensor arguments become the graph's inputs, the Variables the program reads 
 their values at the time of the export), the captured constants initializers too, the returned tensors its
 outputs; each kernel call becomes the ONNX operators of its converter (``CONVERTERS``). A program that is
 not an inference program (it records gradients, draws random numbers, assigns Variables, or computes host
-values at each call) is refused, as is a kernel or dtype no converter expresses, with an error naming the
-step, its kernel and the op that made it.
+values at each call) is refused, as is a dtype no converter expresses, with an error naming the step, its
+kernel and the op that made it. A kernel is written by its translation when a distribution registered one
+(``tp.register_translation("onnx", ...)``), else by the converter of the catalogue kernel, else as its
+decomposition (``ExportRequest.decomposed``); a kernel with none of them is refused, saying how to add either.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Mapping
 import onnx
 from onnx import helper
 
-from tensorplug import Assign, ExportRequest, Step
+from tensorplug import Assign, ExportRequest, Step, TensorplugError
 from tensorplug import kernel_names as K
 from tensorplug_onnx import OPSET
 from tensorplug_onnx._elementwise import BINARY, UNARY, derived_unary
@@ -46,6 +48,7 @@ OPTIONS = ("opset", "model_name", "doc_string")
 def export(request: ExportRequest) -> onnx.ModelProto:
     """Write ``request.program`` as an ONNX model; save it to ``request.path`` when given; return the model."""
     opset = _options(request)
+    request = _decompose(request)
     _check_inference(request)
     if not request.program.outputs:
         raise refuse(request, "the function returns no tensor, so the model would compute nothing")
@@ -61,6 +64,11 @@ def export(request: ExportRequest) -> onnx.ModelProto:
         assert isinstance(step, Step)  # (_check_inference refused the Assigns)
         _convert(graph, index, step)
     outputs = _bind_outputs(graph)
+    try:
+        domains = graph.domains()
+    except Refused as exc:
+        raise refuse(request, str(exc)) from None
+    opsets = [helper.make_opsetid("", opset), *(helper.make_opsetid(d, v) for d, v in domains.items())]
     model = helper.make_model(
         helper.make_graph(
             graph.nodes,
@@ -69,8 +77,8 @@ def export(request: ExportRequest) -> onnx.ModelProto:
             [_value_info(request, name, reg) for name, reg in zip(request.output_names, outputs, strict=True)],
             graph.initializers,
         ),
-        opset_imports=[helper.make_opsetid("", opset)],
-        ir_version=helper.find_min_ir_version_for([helper.make_opsetid("", opset)]),
+        opset_imports=opsets,
+        ir_version=helper.find_min_ir_version_for(opsets, ignore_unknown=True),
         producer_name="tensorplug",
         doc_string=str(request.options.get("doc_string", "")),
     )
@@ -92,6 +100,17 @@ def _options(request: ExportRequest) -> int:
     if isinstance(opset, bool) or not isinstance(opset, int) or not OPSET <= opset <= newest:
         raise refuse(request, f"opset must be an int from {OPSET} to {newest} (onnx {onnx.__version__}), not {opset!r}")
     return opset
+
+
+def _decompose(request: ExportRequest) -> ExportRequest:
+    """The request with every kernel that neither a translation nor a converter writes replaced by its
+    decomposition, where it has one."""
+    unwritten = {
+        step.kernel
+        for step in request.program.kernel_steps
+        if step.kernel not in request.translations and step.kernel not in CONVERTERS
+    }
+    return request.decomposed(unwritten) if unwritten else request
 
 
 def _check_inference(request: ExportRequest) -> None:
@@ -132,28 +151,57 @@ def _convert(graph: Graph, index: int, step: Step) -> None:
         dtype = specs[register].dtype
         if dtype not in ONNX_TYPES or specs[register].shape is None:
             raise refuse(request, f"{describe(request, index, step)}: the dtype {dtype!r} has no ONNX type here")
-    converter = CONVERTERS.get(step.kernel)
+    translation = request.translations.get(step.kernel)
+    by = "the converter"
+    if translation is not None:
+        by = f"the translation from {translation.source}"
+        converter = request.translator(step.kernel)
+    else:
+        converter = CONVERTERS.get(step.kernel)
     if converter is None:
-        why = NOT_EXPORTED.get(step.kernel) or (
-            "no converter writes this catalogue kernel: add its row to tensorplug_onnx/_elementwise.py's UNARY or "
-            "BINARY table (or to _structure.py's tables)"
-            if step.kernel in K.CATALOGUE
-            else "it is not a kernel of tensorplug's catalogue, so its meaning is unknown"
-        )
-        raise refuse(
-            request,
-            f"{describe(request, index, step)} cannot be exported to ONNX: {why}. tensorplug_onnx.exportable_kernels() "
-            "lists the kernels that export",
-        )
+        raise refuse(request, f"{describe(request, index, step)} cannot be exported to ONNX: {_why(request, step)}")
     try:
         produced = converter(graph, StepView(graph, step))
     except Refused as exc:
         raise refuse(request, f"{describe(request, index, step)} cannot be exported to ONNX: {exc}") from None
-    values = list(produced) if step.sequence else [produced]
+    except TensorplugError:
+        raise
+    except Exception as exc:
+        if translation is None:
+            raise
+        raise refuse(request, f"{describe(request, index, step)}: {by} raised {type(exc).__name__}: {exc}") from exc
+    several = step.sequence or (translation is not None and isinstance(produced, list | tuple))
+    values = list(produced) if several else [produced]
     if len(values) != len(step.outputs):
-        raise refuse(request, f"{describe(request, index, step)}: the converter gave {len(values)} outputs")
+        raise refuse(request, f"{describe(request, index, step)}: {by} gave {len(values)} outputs, the kernel "
+                     f"{len(step.outputs)}")  # fmt: skip
+    known = graph.value_names() if translation is not None else None
     for register, value in zip(step.outputs, values, strict=True):
+        if known is not None and str(value) not in known:
+            raise refuse(request, f"{describe(request, index, step)}: {by} returned {value!r}, which names no value "
+                         "of the graph: return the value name that graph.op(...) gave")  # fmt: skip
         graph.names[register] = str(value)
+
+
+def _why(request: ExportRequest, step: Step) -> str:
+    """Why a kernel with no converter, no translation and no decomposition is not exported, and what to do."""
+    if step.kernel in NOT_EXPORTED:
+        return f"{NOT_EXPORTED[step.kernel]}. tensorplug_onnx.exportable_kernels() lists the kernels that export"
+    if step.kernel in K.CATALOGUE:
+        return (
+            "no converter writes this catalogue kernel: add its row to tensorplug_onnx/_elementwise.py's UNARY or "
+            "BINARY table (or to _structure.py's tables). tensorplug_onnx.exportable_kernels() lists the kernels "
+            "that export"
+        )
+    provider = request.provider(step.kernel)
+    comes = "it is registered by user code" if provider in (None, "runtime") else f"it comes from {provider}"
+    return (
+        f"it is not a kernel of tensorplug's catalogue and has neither an ONNX translation nor a decomposition "
+        f"({comes}). Make it exportable in either of two ways: say how ONNX writes it, with "
+        f"tp.register_translation('onnx', {step.kernel!r}, translate) or a TranslationSpec from the plugin that "
+        f"provides the kernel; or say how it is computed with other ops, with "
+        f"tp.register_decomposition({step.kernel!r}, fn) or a DecompositionSpec. docs/export.md shows both"
+    )
 
 
 def _read_names(request: ExportRequest) -> list[str]:
@@ -212,8 +260,11 @@ def _write(model: onnx.ModelProto, request: ExportRequest) -> None:
 
 
 def exportable_kernels() -> frozenset[str]:
-    """The kernels of the catalogue the ONNX exporter writes (some for some dtypes only: see the docs)."""
-    return frozenset(CONVERTERS)
+    """The kernels the ONNX exporter writes (some for some dtypes only: see the docs): those of the catalogue it
+    has a converter for, and those a translation was registered for."""
+    from tensorplug import translations
+
+    return frozenset(CONVERTERS) | {spec.kernel_name for spec in translations("onnx")}
 
 
 def not_exported() -> Mapping[str, str]:

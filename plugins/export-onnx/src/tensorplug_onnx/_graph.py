@@ -44,6 +44,7 @@ class Graph:
         self._constants: dict[tuple[str, tuple[int, ...], bytes], str] = {}
         self._taken = {*request.input_names, *request.output_names, *request.variable_names}
         self._counter = itertools.count()
+        self._domains: dict[str, int] = {}
 
     def fresh(self, stem: str) -> str:
         """A value name no other value has."""
@@ -53,11 +54,39 @@ class Graph:
                 self._taken.add(name)
                 return name
 
-    def op(self, op_type: str, *inputs: str, outputs: int = 1, **attrs: Any) -> Any:
-        """Add one node; return its output's value name (a list of them when ``outputs`` is not 1)."""
+    def op(self, op_type: str, *inputs: str, outputs: int = 1, domain: str = "", **attrs: Any) -> Any:
+        """Add one node; return its output's value name (a list of them when ``outputs`` is not 1).
+
+        ``domain`` puts the operator in a domain other than ONNX's default one (a custom operator, which the
+        runtime must know); declare the domain's version first with :meth:`use_domain`.
+        """
         names = [self.fresh(op_type.lower()) for _ in range(outputs)]
-        self.nodes.append(helper.make_node(op_type, list(inputs), names, **attrs))
+        self.nodes.append(helper.make_node(op_type, list(inputs), names, domain=domain or None, **attrs))
         return names[0] if outputs == 1 else names
+
+    def use_domain(self, domain: str, version: int) -> None:
+        """Declare that the model uses operators of ``domain`` at opset ``version`` (an opset import of the model)."""
+        if not domain or isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise Refused(f"use_domain({domain!r}, {version!r}): give a non-empty domain and an int version >= 1")
+        if self._domains.setdefault(domain, version) != version:
+            raise Refused(
+                f"the domain {domain!r} is used at opset {self._domains[domain]} and at {version}: a model imports "
+                "one version of each domain"
+            )
+
+    def domains(self) -> dict[str, int]:
+        """The domains other than ONNX's default one the nodes use, with their versions (refused if undeclared)."""
+        for node in self.nodes:
+            if node.domain and node.domain not in self._domains:
+                raise Refused(
+                    f"a translation added the operator {node.op_type!r} of domain {node.domain!r} without declaring "
+                    f"the domain's version: call graph.use_domain({node.domain!r}, version) first"
+                )
+        return dict(self._domains)
+
+    def value_names(self) -> set[str]:
+        """Every value name of the graph so far: its inputs, initializers and the nodes' outputs."""
+        return {*self.names.values(), *(i.name for i in self.initializers), *(o for n in self.nodes for o in n.output)}
 
     def initializer(self, name: str, value: np.ndarray) -> str:
         self.initializers.append(numpy_helper.from_array(np.asarray(value, order="C"), name))

@@ -477,7 +477,7 @@ def _pool(op_type: str) -> Converter:
         else:
             s.only(FLOATS, "x", "ONNX's MaxPool takes float32 or float64, not integers")
         x = g.op("Transpose", s.x("x"), perm=TO_NCHW)
-        extra = {"count_include_pad": 0} if op_type == "AveragePool" else {}
+        extra: dict[str, Any] = {"count_include_pad": 0} if op_type == "AveragePool" else {}
         y = g.op(op_type, x, kernel_shape=list(s.attrs["filter_size"]), **_window_attrs(s), **extra)
         if op_type == "MaxPool":  # NaN propagates: a window holding one is NaN
             nans = g.op("MaxPool", g.cast(g.op("IsNaN", x), s.dtype("x")), kernel_shape=list(s.attrs["filter_size"]),
