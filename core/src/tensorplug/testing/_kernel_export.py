@@ -59,6 +59,9 @@ def export_checks(
         return [
             KernelCheck("export", where, "-", "skipped", f"the runner's backend {runner.backend!r} is not installed")
         ]
+    if tp.get_kernel(name, runner.backend) is None and not tp.decomposition_stack(name):
+        why = f"the kernel does not run on the runner's backend {runner.backend!r}, which makes the values to match"
+        return [KernelCheck("export", where, "-", "skipped", why)]
     tp.set_backend(runner.backend)
     return [_export_one(name, attrs, fmt, ex, runner, where, refused) for ex in examples]
 
