@@ -1,5 +1,5 @@
 """pytest's entry point for tensorplug: the conformance suite's options (for a backend, for an exporter), the
-``tensorplug_registries`` fixture, and nothing imported until used.
+``tensorplug_registries`` and ``tensorplug_check_kernel`` fixtures, and nothing imported until used.
 
 It lives outside the ``tensorplug`` package so that pytest starting up in any
 project where tensorplug is installed does not import tensorplug (and run
@@ -11,13 +11,13 @@ its plugin discovery). ``pytest --tensorplug-backend NAME`` loads
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import pytest
 
 if TYPE_CHECKING:
-    from tensorplug.testing import ExportRunner
+    from tensorplug.testing import ExportRunner, KernelReport
 
 
 @pytest.fixture
@@ -31,6 +31,26 @@ def tensorplug_registries() -> Iterator[None]:
 
     with restored_registries():
         yield
+
+
+@pytest.fixture
+def tensorplug_check_kernel() -> Iterator[Callable[..., KernelReport]]:
+    """``tensorplug.testing.check_kernel``, for a test that registers a kernel and checks it: whatever the test
+    registers is undone after it (as ``tensorplug_registries`` does), and the active backend is the one before.
+
+    >>> def test_swish(tensorplug_check_kernel):  # doctest: +SKIP
+    ...     tp.register_kernel("Swish", "numpy", swish)
+    ...     tensorplug_check_kernel("Swish", {"x": np.array([0.5, -1.0], np.float32)}, beta=1.0)
+    """
+    import tensorplug as tp
+    from tensorplug.testing import check_kernel, restored_registries
+
+    backend = tp.get_backend()
+    try:
+        with restored_registries():
+            yield check_kernel
+    finally:
+        tp.set_backend(backend)
 
 
 class HookSpecs:

@@ -94,6 +94,7 @@ APPENDED: list[tuple[str, str, Any, str]] = [
     ("set factory", "tensorplug_gradient_sets", GradientSet("s2", 3), "factory must be a callable"),
     ("exporter not callable", "tensorplug_exporters", ExporterSpec("f2", 3), "exporter must be a callable"),
     ("format with a space", "tensorplug_exporters", ExporterSpec("my format", fn), "must not contain spaces"),
+    ("runner not callable", "tensorplug_exporters", ExporterSpec("f2", fn, runner=3), "runner must be a callable"),
     (
         "same format twice",
         "tensorplug_exporters",

@@ -67,6 +67,7 @@ def test_authoring_guide_python_blocks_run(capsys: pytest.CaptureFixture[str], t
     assert "No kernel 'Exp' is registered for backend 'toy'" in out
     assert "toy toy [2.0, 4.0]" in out
     assert "['tensorplug-numpy', 'runtime']" in out
+    assert "passed passed\n- output dtypes on numpy, example 1 (x: float32[4]): output 0 has dtype float64, " in out
 
 
 def test_checkpoints_page_python_blocks_run_and_print_what_it_says(capsys: pytest.CaptureFixture[str]) -> None:

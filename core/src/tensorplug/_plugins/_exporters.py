@@ -30,9 +30,17 @@ SHIPPED_FORMATS: dict[str, str] = {"onnx": "tensorplug-onnx"}
 
 
 def register_exporter(
-    format: str, exporter: Callable[[Any], Any] | str, description: str = "", *, override: bool = False
+    format: str,
+    exporter: Callable[[Any], Any] | str,
+    description: str = "",
+    *,
+    override: bool = False,
+    runner: Callable[[], Any] | str | None = None,
 ) -> ExporterSpec:
     """Register ``exporter(request)`` as the writer of ``format`` for :func:`tensorplug.export`, from user code.
+
+    ``runner`` says how to run what the format exports, for checks (``tp.testing.check_kernel``): a callable of
+    no arguments returning a ``tensorplug.testing.ExportRunner``, or a ``"module:attribute"`` name of one.
 
     Shadowing a format already registered must be asked for with ``override=True`` (unregistering yours
     brings the other back); as for kernels, ``source`` is the distribution of the calling plugin's code
@@ -49,8 +57,13 @@ def register_exporter(
         raise RegistrationError(f"register_exporter({format!r}): the format must be a non-empty str without spaces")
     if not (callable(exporter) or isinstance(exporter, str)):
         raise RegistrationError(f"register_exporter({name!r}): exporter must be callable or 'module:attribute'")
+    if not (runner is None or callable(runner) or isinstance(runner, str)):
+        raise RegistrationError(
+            f"register_exporter({name!r}): runner must be a callable returning a tensorplug.testing.ExportRunner, "
+            f"a 'module:attribute' name of one, or None; got {type(runner).__name__}"
+        )
     who = caller()
-    spec = ExporterSpec(name, exact(exporter), exact(description), source_of(who))
+    spec = ExporterSpec(name, exact(exporter), exact(description), source_of(who), exact(runner))
     _front.register(EXPORTERS, spec, override, who)
     return spec
 

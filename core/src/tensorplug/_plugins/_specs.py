@@ -95,6 +95,7 @@ def validate(spec: Spec) -> None:
         problems["format"] = _name_problem(spec.format)
         problems["exporter"] = _lazy_problem(spec.exporter)
         problems["description"] = None if isinstance(spec.description, str) else "must be a str"
+        problems["runner"] = _lazy_problem(spec.runner, none_ok=True)
     else:
         problems["name"] = _name_problem(spec.name)
         problems["factory"] = _lazy_problem(spec.factory)

@@ -203,7 +203,10 @@ class ExporterSpec:
     """A format ``tp.export`` can write: ``format`` names it, ``exporter(request)`` writes it.
 
     ``exporter`` is a callable or a lazy ``"module:attribute"`` name, imported at the first export in this
-    format; ``description`` is one line for ``tp.exporters()`` and ``tensorplug info``.
+    format; ``description`` is one line for ``tp.exporters()`` and ``tensorplug info``. ``runner`` says how to run
+    what the format exports, for checks (``tensorplug.testing.check_kernel`` exports a kernel and runs it): a
+    callable of no arguments returning a ``tensorplug.testing.ExportRunner``, or a lazy ``"module:attribute"``
+    name of one; None when the format declares none (its checks are skipped).
 
     >>> import tensorplug as tp
     >>> tp.ExporterSpec("onnx", "tensorplug_onnx:export", "ONNX models, opset 18").key
@@ -214,6 +217,7 @@ class ExporterSpec:
     exporter: Callable[[Any], Any] | str
     description: str = ""
     source: str = RUNTIME
+    runner: Callable[[], Any] | str | None = None
 
     @property
     def key(self) -> str:
@@ -424,7 +428,7 @@ _NAME_FIELDS = {
     "KernelSpec": ("kernel_name", "backend_name", "kernel", "setup", "dispose", "note"),
     "GradientSpec": ("kernel_name", "grad", "inputs_to_save"),
     "GradientSet": ("name", "factory", "description"),
-    "ExporterSpec": ("format", "exporter", "description"),
+    "ExporterSpec": ("format", "exporter", "description", "runner"),
     "DecompositionSpec": ("kernel_name", "fn"),
     "TranslationSpec": ("format", "kernel_name", "translate"),
 }

@@ -5,6 +5,10 @@ replaced the method), and ``restored_registries``, which undoes a test's registr
 ``check_exports``) runs the same cases through an export format: see ``docs/export.md``, "Testing an exporter".
 ``check_fused_updates`` checks every optimizer, op by op and through the backend's fused updates, against its
 update rule stated once (``optimizer_cases``): see ``docs/authoring.md``, "Fused optimizer updates".
+``check_kernel(name, *examples, **attrs)`` checks one kernel (a custom one, say) on every installed backend that
+runs it and through every exporter: output dtypes and shapes, inputs left unchanged, its decomposition, its
+gradient, replays against eager, a scoped gradient override, the export round trip (a :class:`KernelReport`); see
+``docs/authoring.md``, "Checking a kernel".
 
 ``check_grads`` compares the analytic gradient (tape autodiff) with central
 finite differences in float64, along random directions, as HIPS autograd's
@@ -21,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorplug.testing._check_kernel import CHECKS, KernelCheck, KernelReport, check_kernel
 from tensorplug.testing._conformance import (
     Case,
     NotApplicable,
@@ -49,11 +54,14 @@ from tensorplug.testing._optimizers import OptimizerCase, check_fused_updates, c
 from tensorplug.testing._registries import restored_registries
 
 __all__ = [
+    "CHECKS",
     "EXPORT_OUTCOMES",
     "Case",
     "ExportOutcome",
     "ExportReport",
     "ExportRunner",
+    "KernelCheck",
+    "KernelReport",
     "NotApplicable",
     "OptimizerCase",
     "all_cases",
@@ -64,6 +72,7 @@ __all__ = [
     "check_exports",
     "check_fused_updates",
     "check_grads",
+    "check_kernel",
     "check_optimizer",
     "core_gradients",
     "f32",

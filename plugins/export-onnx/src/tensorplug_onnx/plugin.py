@@ -18,5 +18,6 @@ def tensorplug_exporters() -> list[ExporterSpec]:
             "onnx",
             "tensorplug_onnx._export:export",
             "ONNX models (opset 18 by default), inference programs: tp.export(fn, *example_args, path='model.onnx')",
+            runner="tensorplug_onnx._runner:runner",  # ONNX Runtime runs what it exports, for checks
         )
     ]
