@@ -27,3 +27,4 @@ def test_the_guide_runs_and_prints_what_it_says(capsys: pytest.CaptureFixture[st
     assert "[-0.0641  0.7828  1.0693]\n" in out
     assert "['Softplus', 'Tanh', 'Mul', 'Mul']\n" in out
     assert out.count("True\n") >= 2
+    assert "0 True\n" in out  # check_kernel: no failure

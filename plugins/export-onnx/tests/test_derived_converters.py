@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
+import numpy as np
 import pytest
 from conformance import RUNNER
 
@@ -46,13 +47,21 @@ def test_a_unary_kernel_named_like_an_onnx_operator_exports_by_it_for_float32(mo
 def test_a_kernel_without_a_converter_is_refused_naming_the_table_to_add_its_row_to(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    derived = _without_row(monkeypatch, "Relu6")  # no ONNX operator is named Relu6
-    assert "Relu6" not in derived
+    derived = _without_row(monkeypatch, "Expm1")  # no ONNX operator is named Expm1, and it has no decomposition
+    assert "Expm1" not in derived
     with pytest.raises(tp.ExportError) as caught:
-        tp.export(tp.relu6, tp.tensor([1.0, 7.0]), format="onnx")
+        tp.export(tp.expm1, tp.tensor([1.0, 7.0]), format="onnx")
     message = str(caught.value)
-    assert "Relu6" in message
+    assert "Expm1" in message
     assert "add its row to tensorplug_onnx/_elementwise.py's UNARY or BINARY table" in message
+
+
+def test_a_catalogue_kernel_without_a_converter_exports_as_its_decomposition(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert "Relu6" not in _without_row(monkeypatch, "Relu6")  # no ONNX operator is named Relu6; it decomposes
+    model = tp.export(tp.relu6, tp.tensor([-1.0, 1.0, 7.0]), format="onnx")
+    assert "Relu6" not in [node.op_type for node in model.graph.node]
+    (got,) = RUNNER.run(model, [np.array([-1.0, 1.0, 7.0], np.float32)])
+    np.testing.assert_array_equal(got, [0.0, 1.0, 6.0])
 
 
 def _float32_only_in_the_readme() -> set[str]:

@@ -143,10 +143,10 @@ def check_kernel(
 
     ``backends`` (default: every installed backend) are those that run the kernel without moving data: a kernel
     registered there, or its decomposition (with every op it calls there). The others are skipped (named in
-    ``backends=``: failed). A backend that cannot be initialised is skipped. ``output_dtypes`` declares each output's dtype (a dtype name for
-    one output, a sequence of them, or a function of the inputs' dtypes by name: lists for list inputs) and
-    ``output_shapes`` each output's shape (a tuple for one output, a list of tuples, or a function of the inputs'
-    shapes by name); else the kernel reference declares them for a catalogue kernel, else the decomposition's
+    ``backends=``: failed). A backend that cannot be initialised is skipped. ``output_dtypes`` declares each output's
+    dtype (a dtype name for one output, a sequence of them, or a function of the inputs' dtypes by name: lists for list
+    inputs) and ``output_shapes`` each output's shape (a tuple for one output, a list of tuples, or a function of the
+    inputs' shapes by name); else the kernel reference declares them for a catalogue kernel, else the decomposition's
     outputs, else every backend must agree with the first. ``rtol`` and ``atol`` bound the difference from the
     decomposition and from an exported program (by default 1e-5 and 1e-6 in float32, 1e-10 and 1e-12 in float64;
     integers and bools must be equal). ``order`` is the highest order of derivative checked numerically (0: no
