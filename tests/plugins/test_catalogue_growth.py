@@ -2,9 +2,10 @@
 
 tensorplug-fixture-grown is written as docs/authoring.md recommends (one
 ``catalogue_kernels`` call per backend) from modules that define every
-catalogue kernel but Erf, Softsign and the random family (it has no
+catalogue kernel but Erf, Softplus and the random family (it has no
 ``_random`` module), as a backend written before those joined the catalogue
-(Softsign did, with its op and gradient, after the fixture was written). Its three
+(Softplus stands for a kernel added with its op and gradient, and no decomposition, after the backend was written:
+one with a decomposition would run as its decomposition's ops there). Its three
 backends: ``grown`` (no fallback), ``grownfb`` (falls back to numpy) and
 ``grownrename`` (``Round`` renamed to ``_unary:rnd``, which does not exist: a
 typo). Each test runs a fresh interpreter with only this plugin and numpy
@@ -14,6 +15,7 @@ allowed; the fixture declares its backends only when ``TP_FIXTURE_GROWN=1``.
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +27,7 @@ from test_discovery import clean_env, run_script
 from tensorplug import kernel_names as K
 
 GROWN = "tensorplug-fixture-grown"
-ABSENT = [K.ERF, K.SOFTSIGN, K.RANDOM_UNIFORM, K.RANDOM_NORMAL]  # in catalogue order, as tp.coverage() lists them
+ABSENT = [K.ERF, K.SOFTPLUS, K.RANDOM_UNIFORM, K.RANDOM_NORMAL]  # in catalogue order, as tp.coverage() lists them
 ENV = {"TP_FIXTURE_GROWN": "1", "TENSORPLUG_PLUGINS": "grown,numpy"}
 
 
@@ -138,40 +140,41 @@ def test_a_kernel_added_after_the_backend_was_written_is_not_registered_there_an
     out = grown("""
         values = [0.5, -3.0]
         tp.set_backend("grown")
-        result["grown"] = outcome(lambda: tp.softsign(tp.tensor(values)))
-        result["registered"] = tp.get_kernel("Softsign", "grown") is not None
+        result["grown"] = outcome(lambda: tp.softplus(tp.tensor(values)))
+        result["registered"] = tp.get_kernel("Softplus", "grown") is not None
         tp.set_backend("grownfb")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            y = tp.softsign(tp.tensor(values))
-            dx = tp.grad(lambda t: tp.sum(tp.softsign(t)))(tp.tensor(values))
+            y = tp.softplus(tp.tensor(values))
+            dx = tp.grad(lambda t: tp.sum(tp.softplus(t)))(tp.tensor(values))
         result["fallback"] = [y.backend, y.tolist(), dx.backend, dx.tolist()]
         result["warned"] = [str(w.message) for w in caught if issubclass(w.category, tp.FallbackWarning)]
         cover = tp.coverage()
         result["missing"] = cover.missing_for("grown")
         result["cells"] = [[row.backends["grown"], row.backends["grownfb"]] for row in cover.rows
-                           if row.kernel == "Softsign"]
+                           if row.kernel == "Softplus"]
     """)
     assert out["grown"].startswith(
-        "KernelNotFoundError: No kernel 'Softsign' is registered for backend 'grown': tensorplug-fixture-grown names "
-        "it tp_fixture_grown._unary:softsign by convention (catalogue_kernels), but tp_fixture_grown._unary defines "
-        "no softsign."
+        "KernelNotFoundError: No kernel 'Softplus' is registered for backend 'grown': tensorplug-fixture-grown names "
+        "it tp_fixture_grown._unary:softplus by convention (catalogue_kernels), but tp_fixture_grown._unary defines "
+        "no softplus."
     ), out["grown"]
     assert out["registered"] is False
     backend, y, grad_backend, dx = out["fallback"]
     assert (backend, grad_backend) == ("grownfb", "grownfb")
-    assert y == pytest.approx([0.5 / 1.5, -0.75], rel=1e-6)
-    assert dx == pytest.approx([1 / 1.5**2, 1 / 16], rel=1e-6)  # the core's gradient rule, on the fallback too
+    assert y == pytest.approx([math.log1p(math.exp(0.5)), math.log1p(math.exp(-3.0))], rel=1e-6)
+    sigmoid = [1 / (1 + math.exp(-0.5)), 1 / (1 + math.exp(3.0))]
+    assert dx == pytest.approx(sigmoid, rel=1e-6)  # the core's gradient rule, on the fallback too
     assert len(out["warned"]) == 1
-    assert out["warned"][0].startswith("backend 'grownfb' has no kernel 'Softsign'; it runs on the fallback backend")
-    assert K.SOFTSIGN in out["missing"]
+    assert out["warned"][0].startswith("backend 'grownfb' has no kernel 'Softplus'; it runs on the fallback backend")
+    assert K.SOFTPLUS in out["missing"]
     assert out["cells"] == [[None, "fallback:numpy"]]  # not registered on grown; grownfb's fallback serves it
-    # Its conformance run counts Softsign's cases as a missing kernel's, not as failures.
+    # Its conformance run counts Softplus's cases as a missing kernel's, not as failures.
     done = command("-m", "pytest", "-p", "no:cacheprovider", "--tensorplug-backend", "grown", "-q", cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     lines = done.stdout.splitlines()
     assert f"  kernels: {len(K.CATALOGUE) - len(ABSENT)} passing, 0 failing, {len(ABSENT)} missing" in lines
-    assert any(line.startswith("  missing kernels") and "Softsign" in line for line in lines), done.stdout[-3000:]
+    assert any(line.startswith("  missing kernels") and "Softplus" in line for line in lines), done.stdout[-3000:]
 
 
 def test_a_typo_in_an_explicit_rename_is_still_an_error() -> None:
@@ -213,7 +216,7 @@ def test_tensorplug_info_says_which_are_not_defined_once_checked_and_that_it_has
     expected = (
         "  grown: not registered, as named by convention (catalogue_kernels) but not defined: Erf "
         "(tp_fixture_grown._unary defines no erf); RandomNormal, RandomUniform (there is no module "
-        "tp_fixture_grown._random); Softsign (tp_fixture_grown._unary defines no softsign)"
+        "tp_fixture_grown._random); Softplus (tp_fixture_grown._unary defines no softplus)"
     )
     assert expected in done.stdout.splitlines()
     erf = next(line.split() for line in done.stdout.splitlines() if line.startswith("  Erf "))
