@@ -8,6 +8,8 @@ figures depend on the machine (the verdict is checked on rows made up here).
 from __future__ import annotations
 
 import json
+import os
+import platform
 import re
 import subprocess
 import sys
@@ -20,7 +22,7 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
-from tensorplug._tools._bench import isolated, report, timing, workloads
+from tensorplug._tools._bench import blas, isolated, report, timing, workloads
 from tensorplug._tools._bench.timing import FULL, QUICK
 from tensorplug._tools._cli import main
 
@@ -97,6 +99,33 @@ def test_bench_on_numpy_gives_every_row_and_never_imports_torch(tmp_path: Path) 
     assert "| yes |" not in text
     assert "| NO |" not in text
     assert "## Machine" in text
+    assert data["blas"]["library"] == blas.probe().library  # what numpy was built with
+    assert f"NumPy's BLAS: {data['blas']['library']}" in text
+
+
+def test_the_blas_line_names_the_kernels_openblas_runs_and_warns_when_an_override_forces_others() -> None:
+    forced = blas.BlasInfo("scipy-openblas 0.3", "Haswell", 1, {"OPENBLAS_CORETYPE": "Haswell"})
+    warning = forced.warning(blas.BlasInfo("scipy-openblas 0.3", "SkylakeX", 1))
+    assert warning is not None
+    assert "OPENBLAS_CORETYPE=Haswell makes OpenBLAS run its Haswell kernels, where this CPU would run SkylakeX" in (
+        warning
+    )
+    assert "env -u OPENBLAS_CORETYPE tensorplug bench" in warning
+    assert forced.warning(blas.BlasInfo("scipy-openblas 0.3", "Haswell", 1)) is None  # the CPU's own choice anyway
+    assert blas.BlasInfo("scipy-openblas 0.3", "SkylakeX", 1).warning(None) is None  # no override
+    assert forced.text() == "scipy-openblas 0.3, Haswell kernels, 1 thread, set by OPENBLAS_CORETYPE=Haswell"
+
+
+def test_the_probe_reads_the_kernels_openblas_chose_in_this_process() -> None:
+    here = blas.probe()
+    if here.kernel is None:
+        pytest.skip(f"numpy's BLAS here ({here.library}) does not say which kernels it runs")
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        pytest.skip("OPENBLAS_CORETYPE=Haswell names x86-64 kernels")
+    code = "from tensorplug._tools._bench.blas import probe; print(probe().kernel)"
+    env = {**os.environ, "OPENBLAS_CORETYPE": "Haswell"}
+    forced = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert forced.stdout.strip() == "Haswell", forced.stderr  # OpenBLAS honours the override: the probe sees it
 
 
 def test_an_unknown_backend_is_an_error_that_names_the_installed_ones(capsys: pytest.CaptureFixture[str]) -> None:

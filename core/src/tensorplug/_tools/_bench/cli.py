@@ -41,10 +41,14 @@ def run(args: argparse.Namespace) -> int:
     missed is reported, not an error: timings depend on the machine.
     """
     import tensorplug as tp
-    from tensorplug._tools._bench import isolated, references, report, timing, workloads
+    from tensorplug._tools._bench import blas, isolated, references, report, timing, workloads
 
     settings = timing.QUICK if args.quick else timing.FULL
     results = report.Results(settings, args.command_line or command_line(args), load_before=report.load_average())
+    results.blas = blas.probe()
+    results.blas_warning = results.blas.warning(blas.probe_without_overrides() if results.blas.overrides else None)
+    if results.blas_warning is not None:
+        print(f"tensorplug bench: warning: {results.blas_warning}", file=sys.stderr)
     unknown = [name for name in args.backends or [] if name not in tp.list_backends()]
     if unknown:
         installed = ", ".join(tp.list_backends()) or "none"

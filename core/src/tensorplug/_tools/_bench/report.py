@@ -16,6 +16,7 @@ import pluggy
 import tensorplug as tp
 from tensorplug._inspection._profile import format_seconds as format_time
 from tensorplug._plugins._env import ENV_ALLOW
+from tensorplug._tools._bench.blas import BlasInfo
 from tensorplug._tools._bench.isolated import timing_plugins
 from tensorplug._tools._bench.timing import THREAD_VARIABLES, Settings, thread_setting
 from tensorplug._tools._bench.workloads import (
@@ -40,6 +41,8 @@ class Results:
     skipped: dict[str, str] = field(default_factory=dict)  # backend name -> why it was not measured
     import_row: Row | None = None
     load_before: str = ""
+    blas: BlasInfo | None = None
+    blas_warning: str | None = None
 
     @property
     def rows(self) -> list[Row]:
@@ -190,8 +193,20 @@ def references_text(results: Results) -> list[str]:
     return lines
 
 
+def blas_lines(results: Results) -> list[str]:
+    """Which BLAS NumPy ran, and the warning when an environment override forced older kernels."""
+    if results.blas is None:
+        return []
+    lines = [f"NumPy's BLAS: {results.blas.text(threads=False)} (threads: {threads_text()})"]
+    if results.blas_warning is not None:
+        lines.append(f"WARNING: {results.blas_warning}")
+    return lines
+
+
 def print_report(results: Results) -> None:
-    """The table, what each backend was measured against, failures and the verdict, on stdout."""
+    """The BLAS NumPy ran, the table, what each backend was measured against, failures and the verdict, on stdout."""
+    for line in blas_lines(results):
+        print(line)
     print(text_table(results.rows, results.settings.judged))
     print()
     for line in references_text(results):
@@ -236,19 +251,19 @@ def json_report(results: Results) -> dict[str, Any]:
         },
         "backends": backends,
         "skipped": results.skipped,
+        "blas": None
+        if results.blas is None
+        else {
+            "library": results.blas.library,
+            "kernel": results.blas.kernel,
+            "overrides": results.blas.overrides,
+            "warning": results.blas_warning,
+        },
         "rows": rows,
     }
 
 
 # -- the markdown file -----------------------------------------------------------------------------------------------
-
-
-def blas_description() -> str:
-    try:
-        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
-    except Exception:  # the layout of numpy's build information is not a stable API
-        return "unknown"
-    return f"{blas.get('name', 'unknown')} {blas.get('version', '')}".strip()
 
 
 def load_average() -> str:
@@ -302,8 +317,8 @@ def machine_description(results: Results) -> list[str]:
         f"- platform: {platform.platform()} ({platform.machine()})",
         f"- processor: {platform.processor() or 'unknown'}; CPU count: {os.cpu_count()}",
         f"- python: {platform.python_implementation()} {platform.python_version()}",
-        f"- numpy: {np.__version__} (BLAS: {blas_description()}); pluggy: {pluggy.__version__}; "
-        f"tensorplug: {tp.__version__}",
+        f"- numpy: {np.__version__} (BLAS: {results.blas.text(threads=False) if results.blas else 'unknown'}); "
+        f"pluggy: {pluggy.__version__}; tensorplug: {tp.__version__}",
         f"- installed backends: {', '.join(tp.list_backends())}",
         f"- plugins loaded by `import tensorplug` (the import row): {plugins_text()}",
         f"- plugins loaded in the timing processes: {timing_plugins_text()}",
@@ -326,6 +341,8 @@ def markdown_report(results: Results) -> str:
             "```",
             results.command,
             "```",
+            "",
+            *[f"{line}  " for line in blas_lines(results)],
             "",
             markdown_table(results),
             "",
