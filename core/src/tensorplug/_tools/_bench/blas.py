@@ -96,7 +96,8 @@ def _call(library: ctypes.CDLL, name: str, restype: type) -> object | None:
             if function is not None:
                 function.restype = restype
                 function.argtypes = []
-                return function()
+                result: object = function()
+                return result
     return None
 
 
