@@ -2,7 +2,7 @@
 
 >>> import tensorplug as tp
 >>> import tensorplug_swish
->>> tensorplug_swish.swish(tp.tensor([0.0, 1.0]), beta=2.0).numpy().round(4).tolist()
+>>> [round(v, 4) for v in tensorplug_swish.swish(tp.tensor([0.0, 1.0]), beta=2.0).tolist()]
 [0.0, 0.8808]
 
 The distribution brings, through its plugin module (``tensorplug_swish.plugin``), the kernel for numpy, its
