@@ -39,7 +39,7 @@ from tensorplug._runtime._errors import FunctionWarning, InvalidArgumentError, K
 from tensorplug._runtime._lazy import persist_lazy
 from tensorplug._runtime._observe import everywhere, observing
 from tensorplug._runtime._program import Assign, Program
-from tensorplug._runtime._registry import gradient_registry, kernel_registry
+from tensorplug._runtime._registry import decomposition_registry, gradient_registry, kernel_registry
 from tensorplug._runtime._state import state
 from tensorplug._runtime._tensor import Tensor, wrap_storage
 from tensorplug._runtime._variable import Variable, tracing_variables
@@ -55,6 +55,7 @@ from tensorplug._tracing._replay import (
 )
 from tensorplug._tracing._signature import aliases, flatten, rebuild, signature, unflatten
 from tensorplug._tracing._tracer import Tracer
+from tensorplug._tracing._warm import MISSED, Warm, warm_call, warm_path
 
 __all__ = ["Function", "function"]
 
@@ -78,6 +79,7 @@ def _registries_changed(key: Any) -> None:
 
 kernel_registry.on_change(_registries_changed)
 gradient_registry.on_change(_registries_changed)
+decomposition_registry.on_change(_registries_changed)  # a trace's step may run a decomposition in place of a kernel
 
 
 # -- the function --------------------------------------------------------------------------------------------
@@ -127,6 +129,7 @@ class Function(Generic[P, R]):
         self._captures: dict[int, Any] = {}  # id -> storage of each tensor f captures that came as an argument
         self._captured: frozenset[int] = frozenset()  # the ids of those and of every cached program's constants
         self._warned_lowering = False
+        self._warm: Warm | None = None
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
         functools.update_wrapper(self, fn)
 
@@ -145,6 +148,7 @@ class Function(Generic[P, R]):
             self._cache.clear()
             self._captures.clear()
             self._recount()
+            self._warm = None
 
     def _recount(self) -> None:
         """(Under the lock) the ids of the storages the cached traces capture, which select traces of their own."""
@@ -183,6 +187,21 @@ class Function(Generic[P, R]):
         return tuple(key)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        warm = self._warm
+        if (
+            warm is not None
+            and not kwargs
+            and engine.active is warm.backend
+            and warm.version == _registry_version
+            and state.tape is None
+            and state.tracer is None
+            and not state.overrides
+            and state.observers is None
+            and not everywhere
+        ):
+            result = warm_call(warm, args, self._captured, _uses)
+            if result is not MISSED:
+                return result  # type: ignore[no-any-return]
         if state.tape is not None or state.tracer is not None:
             # Recorded by an outer gradient scope (so that gradients flow through f), or inside another trace
             # (which records f's kernels as its own): f runs as plain Python.
@@ -197,9 +216,13 @@ class Function(Generic[P, R]):
         if entry.program is None:
             return self.python_function(*args, **kwargs)
         try:
-            return self._replay(entry, leaves)  # type: ignore[no-any-return]
+            result = self._replay(entry, leaves)
+            if not kwargs and entry is not (self._warm.entry if self._warm is not None else None):
+                self._warm = warm_path(entry, backend, args, self._captured, _registry_version)
+            return result  # type: ignore[no-any-return]
         except _Stale:
             with self._lock:
+                self._warm = None
                 if self._cache.get(key) is entry:
                     del self._cache[key]
                     self._recount()
@@ -330,6 +353,7 @@ class Function(Generic[P, R]):
         with self._lock:
             self.trace_count += 1
             self._cache[key] = entry
+            self._warm = None
             if len(self._cache) > self.max_traces:
                 oldest = min(self._cache, key=lambda k: self._cache[k].used)
                 del self._cache[oldest]

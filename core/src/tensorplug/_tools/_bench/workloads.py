@@ -76,13 +76,13 @@ TARGETS: dict[tuple[str | None, str, str], float] = {
     ("numpy", SMALL_GRAD, HAND): 10.0,
     ("numpy", SMALL_GRAD, TORCH_GRAD): 1.0,
     ("numpy", SMALL_MLP, HAND): 4.0,
-    ("numpy", SMALL_MLP, RAW_TORCH): 1.0,
+    ("numpy", SMALL_MLP, RAW_TORCH): 1.25,
     ("numpy", BIG_MLP, HAND): 1.10,
     ("numpy", SMALL_MLP_MINIMIZE, HAND): 4.0,  # minimize: the targets of the step it takes
     ("numpy", BIG_MLP_MINIMIZE, HAND): 1.10,
-    ("numpy", SMALL_GRAD_TRACED, HAND): 1.5,
-    ("numpy", SMALL_MLP_TRACED, HAND): 1.25,
-    ("numpy", BIG_MLP_TRACED, HAND): 1.00,
+    ("numpy", SMALL_GRAD_TRACED, HAND): 1.10,
+    ("numpy", SMALL_MLP_TRACED, HAND): 1.10,
+    ("numpy", BIG_MLP_TRACED, HAND): 0.92,  # by fusing: XLA reaches 0.87-0.94
     # torch: on the CPU, and on CUDA when there is one
     ("torch", SMALL_GRAD, TORCH_GRAD): 1.10,
     ("torch", SMALL_MLP, RAW_TORCH): 1.30,

@@ -1,0 +1,139 @@
+"""The warm call path of ``tp.function``: a call matching the signature it last replayed, for a program that is a
+pure function of its tensor arguments, replays without building the signature key. It must give what the general
+path gives, bit for bit, and leave every other call to the general path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tensorplug as tp
+from tensorplug.kernel_factories import unary
+
+pytestmark = pytest.mark.usefixtures("tensorplug_registries")
+
+W = tp.tensor([[0.5, -1.0], [2.0, 0.25]])
+
+
+def mlp(x: tp.Tensor) -> tp.Tensor:
+    return tp.relu(x @ W) * 2.0 - 1.0
+
+
+def several(x: tp.Tensor, y: tp.Tensor) -> dict[str, Any]:
+    return {"sum": x + y, "pair": (x * y, tp.exp(x))}
+
+
+def gradient(x: tp.Tensor) -> tp.Tensor:
+    return tp.grad(lambda t: tp.sum(tp.tanh(t * W + 0.5)))(x)
+
+
+def general(f: tp.Function[..., Any], *args: Any) -> Any:
+    """A call by the general path: the warm path forgotten first."""
+    f._warm = None
+    return f(*args)
+
+
+def leaves(value: Any) -> list[np.ndarray]:
+    if isinstance(value, tp.Tensor):
+        return [value.numpy()]
+    if isinstance(value, dict):
+        return [a for k in sorted(value) for a in leaves(value[k])]
+    return [a for v in value for a in leaves(v)]
+
+
+@pytest.mark.parametrize(
+    ("fn", "args"),
+    [
+        (mlp, (np.array([[1.0, -2.0], [0.5, 3.0]], np.float32),)),
+        (several, (np.array([1.0, 2.0], np.float32), np.array([-1.0, 0.5], np.float32))),
+        (gradient, (np.array([[0.3, -0.7], [1.1, 0.0]], np.float32),)),
+        (mlp, (np.array([[1.0, -2.0]], np.float64),)),
+    ],
+)
+def test_the_warm_path_gives_the_general_path_s_bits(fn: Any, args: tuple[np.ndarray, ...]) -> None:
+    f = tp.function(fn)
+    tensors = [tp.tensor(a) for a in args]
+    f(*tensors)  # the trace
+    f(*tensors)  # a replay by the general path, which makes the warm path
+    assert f._warm is not None
+    for values in (args, tuple(a * 3 - 1 for a in args)):
+        fresh = [tp.tensor(v.astype(v.dtype)) for v in values]
+        warm, cold = f(*fresh), general(f, *fresh)
+        f(*fresh)
+        for a, b in zip(leaves(warm), leaves(cold), strict=True):
+            assert a.dtype == b.dtype
+            assert a.shape == b.shape
+            np.testing.assert_array_equal(a, b)
+    assert f.trace_count == 1
+
+
+def warmed(fn: Any, *args: tp.Tensor) -> tp.Function[..., Any]:
+    f = tp.function(fn)
+    f(*args)
+    f(*args)
+    assert f._warm is not None
+    return f
+
+
+def test_another_shape_or_dtype_traces_again() -> None:
+    f = warmed(mlp, tp.tensor([[1.0, 2.0]]))
+    assert f(tp.tensor([[1.0, 2.0], [3.0, 4.0]])).shape == (2, 2)
+    assert f(tp.tensor([[1.0, 2.0]], "float64")).dtype == "float64"
+    assert f.trace_count == 3
+
+
+def test_the_same_tensor_twice_is_one_argument_as_on_the_general_path() -> None:
+    f = warmed(several, tp.tensor([1.0, 2.0]), tp.tensor([3.0, 4.0]))
+    x = tp.tensor([2.0, 5.0])
+    assert f(x, x)["sum"].tolist() == [4.0, 10.0]
+    assert f.trace_count == 2  # a signature of its own
+    dx = tp.grad(lambda t: tp.sum(f(t, t)["sum"]))(x)
+    assert dx.tolist() == [2.0, 2.0]  # inside a gradient scope: plain Python, both uses of t
+
+
+def test_a_program_reading_a_variable_takes_the_general_path_and_reads_its_value_now() -> None:
+    v = tp.variable([1.0, 2.0], name="warm-v")
+    f = tp.function(lambda x: x * v)
+    x = tp.tensor([1.0, 1.0])
+    f(x)
+    f(x)
+    assert f._warm is None
+    v.assign(tp.tensor([5.0, 6.0]))
+    assert f(x).tolist() == [5.0, 6.0]
+
+
+def test_an_override_scope_a_registration_and_an_observer_are_honoured() -> None:
+    f = warmed(gradient, tp.tensor([[0.3, -0.7], [1.1, 0.0]]))
+    x = tp.tensor([[0.3, -0.7], [1.1, 0.0]])
+    plain = f(x).numpy()
+    with tp.gradient_overrides({"Tanh": lambda dy, saved, attrs: (dy * 0.0,)}):
+        assert np.all(f(x).numpy() == 0.0)  # the override's gradient, not the warm trace's
+    np.testing.assert_array_equal(f(x).numpy(), plain)
+    assert "Tanh" in tp.profile(f, x).kernel_names  # an observer sees the replay's kernels
+    with pytest.warns(tp.PluginWarning, match="shadows the kernel"):
+        tp.register_kernel("Tanh", "numpy", unary(lambda a: np.tanh(a) * 0.0 + 1.0), override=True)
+    assert not np.array_equal(f(x).numpy(), plain)  # traced again with the new kernel
+    assert f.trace_count == 3  # the first, the one under the override scope, this one
+
+
+def test_a_replay_that_raises_raises_what_the_general_path_raises() -> None:
+    f = warmed(lambda x: tp.run_kernel("Fragile", {"x": x}) + 1.0, tp.tensor([1.0]))
+    with pytest.raises(tp.KernelError) as warm:
+        f(tp.tensor([-1.0]))
+    with pytest.raises(tp.KernelError) as cold:
+        general(f, tp.tensor([-1.0]))
+    assert str(warm.value) == str(cold.value)
+
+
+@pytest.fixture(autouse=True)
+def _fragile(tensorplug_registries: Any) -> None:
+    """A kernel that raises on negative inputs, registered for each test (and undone after it)."""
+
+    def fragile(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        if (inputs["x"] < 0).any():
+            raise ValueError("negative input")
+        return inputs["x"] * 2.0
+
+    tp.register_kernel("Fragile", "numpy", fragile)
