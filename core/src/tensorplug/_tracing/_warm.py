@@ -88,7 +88,7 @@ def warm_call(warm: Warm, args: tuple[Any, ...], captured: frozenset[int], uses:
         return MISSED  # the same tensor twice: one argument of the trace
     entry = warm.entry
     try:
-        outputs, _ = entry.replay(arguments, (), ())  # type: ignore[misc]
+        outputs, _ = entry.replay(arguments, (), ())
     except Exception:
         return MISSED
     entry.used = next(uses)
