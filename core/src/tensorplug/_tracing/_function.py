@@ -55,7 +55,7 @@ from tensorplug._tracing._replay import (
 )
 from tensorplug._tracing._signature import aliases, flatten, rebuild, signature, unflatten
 from tensorplug._tracing._tracer import Tracer
-from tensorplug._tracing._warm import MISSED, Warm, warm_call, warm_path
+from tensorplug._tracing._warm import MISSED, Warm, pure_program, warm_call, warm_path
 
 __all__ = ["Function", "function"]
 
@@ -101,6 +101,7 @@ class _Trace:
     dtypes: tuple[str | None, ...] = ()
     returned: tuple[tuple[int, int], ...] = ()  # (position among the results, variable index): f returned a Variable
     used: int = 0
+    pure: bool = False  # a pure function of its tensor arguments: a call may take the warm path (_tracing._warm)
 
 
 _uses = itertools.count()
@@ -217,7 +218,7 @@ class Function(Generic[P, R]):
             return self.python_function(*args, **kwargs)
         try:
             result = self._replay(entry, leaves)
-            if not kwargs and entry is not (self._warm.entry if self._warm is not None else None):
+            if entry.pure and not kwargs and (self._warm is None or self._warm.entry is not entry):
                 self._warm = warm_path(entry, backend, args, self._captured, _registry_version)
             return result  # type: ignore[no-any-return]
         except _Stale:
@@ -309,7 +310,10 @@ class Function(Generic[P, R]):
             replay, lowered = made.replay, made.lowered
             assert replay is not None  # a tp.function program always has one: the plain replay at least
             dtypes = tuple(t.dtype for t in leaves)
-            entry = _Trace(program, None, replay, lowered, structure, dtypes, _returned_variables(program, leaves))
+            returned = _returned_variables(program, leaves)
+            entry = _Trace(
+                program, None, replay, lowered, structure, dtypes, returned, pure=pure_program(program, returned)
+            )
             if backend.lazy:  # the optimizers inside f did not persist while tracing: the step boundary is here
                 assigned = [program.variables[i]() for i, _ in program.updates]
                 persist_lazy([*leaves, *(v for v in assigned if v is not None)])

@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from tensorplug._runtime._backend import Backend
+from tensorplug._runtime._program import Program
 from tensorplug._runtime._state import state
 from tensorplug._runtime._tensor import Tensor, wrap_storage
 from tensorplug._tracing._signature import unflatten
 
-__all__ = ["MISSED", "Warm", "warm_call", "warm_path"]
+__all__ = ["MISSED", "Warm", "pure_program", "warm_call", "warm_path"]
 
 MISSED: Any = object()
 """What :func:`warm_call` gives for a call it does not serve."""
@@ -39,22 +40,21 @@ class Warm:
     entry: Any  # the function's cache entry (its _Trace: typed loosely, so that this module imports none above it)
 
 
+def pure_program(program: Program, returned: tuple[tuple[int, int], ...]) -> bool:
+    """Whether calls of ``program`` may take the warm path (decided once, when it is traced): it reads no Variable
+    and no host value, has no guard, returns tensors only (``returned`` lists the Variables it returns), and runs
+    on an eager backend."""
+    return not (
+        program.guards or program.variables or program.host or program.updates or returned or program.backend.lazy
+    )
+
+
 def warm_path(
     entry: Any, backend: Backend, args: tuple[Any, ...], captured: frozenset[int], version: int
 ) -> Warm | None:
-    """The warm path of ``entry`` for calls like ``args``, or None when its program or these arguments need the
-    general path."""
-    program = entry.program
-    if (
-        program is None
-        or program.guards
-        or program.variables
-        or program.host
-        or program.updates
-        or entry.returned
-        or backend.lazy
-        or state.overrides
-    ):
+    """The warm path of ``entry`` (whose trace is :func:`pure_program`) for calls like ``args``, or None when these
+    arguments or the thread's override scope need the general path."""
+    if state.overrides:
         return None
     specs = []
     for a in args:
