@@ -140,3 +140,25 @@ def test_a_decomposition_is_not_inlined_for_dynamic_axes(handed: list[Any]) -> N
         request = tp.export(model, tp.tensor(np.ones((2, 3), np.float32)), format="kept", dynamic_axes={"x": [0]})
     with pytest.raises(tp.ExportError, match=r"kernel 'UnitSwish' \(as its decomposition.*dynamic axes"):
         request.decomposed({"UnitSwish"})
+
+
+def test_a_decomposition_that_returns_one_value_twice_gives_both_outputs_that_value(handed: list[Any]) -> None:
+    tp.register_kernel("Doubled", "numpy", lambda inputs, attrs, b: (inputs["x"] * 2.0, inputs["x"] * 2.0))
+
+    def doubled(inputs: dict[str, Any], attrs: dict[str, Any]) -> Any:
+        y = inputs["x"] * 2.0
+        return y, y
+
+    tp.register_decomposition("Doubled", doubled)
+
+    def model(x: Any) -> Any:
+        a, b = tp.run_kernel("Doubled", {"x": x})
+        return a + 1.0, b - 1.0
+
+    request = tp.export(model, tp.tensor([1.0, 2.0]), format="kept").decomposed({"Doubled"})
+    assert [s.kernel for s in request.program.kernel_steps] == ["Multiply", "Add", "Sub"]
+    add, sub = request.program.kernel_steps[1:]
+    assert dict(add.inputs)["a"] == dict(sub.inputs)["a"] == request.program.kernel_steps[0].outputs[0]
+    got = run_program(request.program, dict(request.constant_values), np.array([1.0, 2.0], np.float32))
+    np.testing.assert_array_equal(got[0], [3.0, 5.0])
+    np.testing.assert_array_equal(got[1], [1.0, 3.0])

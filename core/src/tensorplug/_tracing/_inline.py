@@ -142,30 +142,31 @@ def _inline_step(out: _Builder, index: int, step: Step, spec: DecompositionSpec)
     if len(sub.outputs) != len(step.outputs):
         raise out.error(f"{where}: the decomposition returns {len(sub.outputs)} tensors, the kernel "
                           f"{len(step.outputs)}")  # fmt: skip
-    written = {reg: parent for reg, parent in zip(sub.outputs, step.outputs, strict=True) if reg not in mapping}
+    # Each output that the decomposition's steps make is written to the register the kernel's step wrote; one that
+    # is an input or a constant returned as it is (or an output returned twice) stands for that register instead.
+    written: dict[int, int] = {}
+    aliased: list[tuple[int, int]] = []  # (the step's register, the decomposition's register holding its value)
     for reg, parent in zip(sub.outputs, step.outputs, strict=True):
-        if reg in mapping:  # an input or a constant, returned as it is (or an output returned twice)
-            out.renamed[parent] = mapping[reg]
+        if reg in mapping or reg in written:
+            aliased.append((parent, reg))
+        else:
+            written[reg] = parent
+    mapping.update(written)
     steps = sub.kernel_steps
     for position, sub_step in enumerate(steps):
-        outputs = []
         for reg in sub_step.outputs:
-            if reg in written and reg not in mapping:
-                mapping[reg] = written[reg]
-            elif reg not in mapping:
+            if reg not in mapping:
                 mapping[reg] = out.register(sub.specs[reg], "step")
-            outputs.append(mapping[reg])
         inputs = tuple(
             (name, tuple(mapping[r] for r in reg) if isinstance(reg, tuple) else mapping[reg])
             for name, reg in sub_step.inputs
         )
+        outputs = tuple(mapping[reg] for reg in sub_step.outputs)
         last = position == len(steps) - 1
-        out.steps.append(dataclasses.replace(sub_step, inputs=inputs, outputs=tuple(outputs),
+        out.steps.append(dataclasses.replace(sub_step, inputs=inputs, outputs=outputs,
                                              free=step.free if last else ()))  # fmt: skip
-    for reg, parent in zip(sub.outputs, step.outputs, strict=True):
-        if parent not in out.renamed:
-            out.renamed.setdefault(parent, mapping[reg])
-    out.renamed = {k: v for k, v in out.renamed.items() if k != v}
+    for parent, reg in aliased:
+        out.renamed[parent] = mapping[reg]
 
 
 def _trace(out: _Builder, where: str, step: Step, spec: DecompositionSpec) -> Program:
