@@ -39,14 +39,13 @@ def run_in_onnx_runtime(model: Any, inputs: list[np.ndarray]) -> list[Any]:
 def runner() -> ExportRunner:
     """The ONNX format's :class:`~tensorplug.testing.ExportRunner`: ONNX Runtime, the kernels the exporter writes,
     and the refusals a conformance case may meet; an ImportError when ONNX Runtime is not installed."""
-    from tensorplug._runtime._install import pip_install
     from tensorplug.testing import ExportRunner
     from tensorplug_onnx import exportable_kernels
 
     if importlib.util.find_spec("onnxruntime") is None:
         raise ImportError(
             "ONNX Runtime (the onnxruntime package) is not installed, and it runs the exported models: "
-            f"{pip_install('tensorplug-onnx', 'test')}"
+            "pip install './plugins/export-onnx[test]' (from the root of a checkout)"
         )
     return ExportRunner(
         run=run_in_onnx_runtime,
