@@ -137,3 +137,26 @@ def _fragile(tensorplug_registries: Any) -> None:
         return inputs["x"] * 2.0
 
     tp.register_kernel("Fragile", "numpy", fragile)
+
+
+def test_a_registration_made_while_a_call_replays_does_not_leave_a_stale_warm_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tensorplug._tracing import _function
+
+    f = tp.function(mlp)
+    x = tp.tensor([[1.0, -2.0]])
+    f(x)  # the trace
+    replay = f._replay
+
+    def replayed_while_another_thread_registers(entry: Any, leaves: Any) -> Any:
+        result = replay(entry, leaves)
+        tp.register_kernel("RegisteredMeanwhile", "numpy", lambda inputs, attrs, backend: inputs["x"])
+        return result
+
+    monkeypatch.setattr(f, "_replay", replayed_while_another_thread_registers)
+    f(x)  # the general path replays the trace made before the registration
+    assert f._warm is None or f._warm.version != _function._registry_version
+    monkeypatch.undo()
+    f(x)
+    assert f.trace_count == 2  # the next call traces again, as the general path would

@@ -219,7 +219,8 @@ class Function(Generic[P, R]):
         try:
             result = self._replay(entry, leaves)
             if entry.pure and not kwargs and (self._warm is None or self._warm.entry is not entry):
-                self._warm = warm_path(entry, backend, args, self._captured, _registry_version)
+                # (the registries' version the key was made with: a registration made since leaves it stale)
+                self._warm = warm_path(entry, backend, args, self._captured, key[1])
             return result  # type: ignore[no-any-return]
         except _Stale:
             with self._lock:
