@@ -127,8 +127,8 @@ def _inline_step(out: _Builder, index: int, step: Step, spec: DecompositionSpec)
     dynamic = [r for r in step.input_registers if r in out.dynamic]
     if dynamic:
         raise out.error(
-            f"{where}: its input r{dynamic[0]} has dynamic axes, and a decomposition is traced for fixed sizes. "
-            "Export with fixed sizes, or register a translation of the kernel for this format"
+            f"{where}: its input r{dynamic[0]} ({out.specs[dynamic[0]]}) has dynamic axes, and a decomposition is "
+            "traced for fixed sizes. Export with fixed sizes, or register a translation of the kernel for this format"
         )
     sub = _trace(out, where, step, spec)
     if sub.reads or sub.host or any(isinstance(s, Assign) for s in sub.steps):
