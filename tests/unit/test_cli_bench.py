@@ -40,6 +40,8 @@ NUMPY_ROWS = {
     "grad of sum(tanh(x*w+b)), 1 element, tp.function": ("NumPy by hand", 1.10),
     "MLP 64-32-10 batch 32, SGD step, tp.function": ("NumPy by hand", 1.10),
     "MLP 784-256-256-10 batch 128, SGD step, tp.function": ("NumPy by hand", 0.92),
+    "digits CNN conv16-pool-conv32-pool-dense batch 32, Adam step": ("NumPy by hand", None),
+    "digits CNN conv16-pool-conv32-pool-dense batch 32, Adam step, tp.function": ("NumPy by hand", None),
 }
 # The numpy backend's eager rows also measured against raw PyTorch (its time taken from the torch backend's
 # process): the torch reference and the target of each.
@@ -48,6 +50,8 @@ NUMPY_AGAINST_TORCH = {
     "grad of sum(tanh(x*w+b)), 1 element": ("torch.autograd.grad", 1.0),
     "MLP 64-32-10 batch 32, SGD step": ("raw PyTorch eager", 1.25),
     "MLP 784-256-256-10 batch 128, SGD step": ("raw PyTorch eager", None),
+    "digits CNN conv16-pool-conv32-pool-dense batch 32, Adam step": ("raw PyTorch eager", 1.30),
+    "digits CNN conv16-pool-conv32-pool-dense batch 32, Adam step, tp.function": ("raw PyTorch eager", 1.30),
 }
 IMPORT_ROW = "python -c 'import tensorplug' (whole process)"
 
