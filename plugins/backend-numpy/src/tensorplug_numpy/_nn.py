@@ -79,18 +79,20 @@ def max_pool_grad(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -
     taps = _taps(_pad(x, attrs["pad"], _lowest(x.dtype)), window, strides)
     peak = _maximum(taps)
     out = np.zeros((x.shape[0], x.shape[1] + top + bottom, x.shape[2] + left + right, x.shape[3]), dtype=dy.dtype)
-    open_ = np.ones(dy.shape, dtype=bool)  # the windows whose maximum no tap has taken yet
-    hit = np.empty(dy.shape, dtype=bool)
     nan_windows = peak != peak
     any_nan = bool(nan_windows.any())
     zero = dy.dtype.type(0)
+    open_: np.ndarray | None = None  # the windows whose maximum no tap has taken yet (None before the first tap)
     for tap, target in zip(taps, _taps(out, window, strides), strict=True):
-        np.equal(tap, peak, out=hit)
+        hit = tap == peak
         if any_nan:
             hit |= nan_windows & (tap != tap)
-        hit &= open_
+        if open_ is None:
+            open_ = ~hit
+        else:
+            hit &= open_
+            open_ ^= hit  # hit lies inside open_: this takes it out
         target += np.where(hit, dy, zero)  # a masked ufunc (where=hit) is several times slower
-        open_ ^= hit  # hit lies inside open_: this takes it out
     return out[:, top : top + x.shape[1], left : left + x.shape[2]]
 
 
