@@ -196,13 +196,13 @@ def _full_pad(
 
 
 def _taps(x: np.ndarray, window: tuple[int, int], strides: tuple[int, int]) -> list[np.ndarray]:
-    """For each filter tap (row-major), the [n, oh, ow, c] strided view of the padded ``x`` it sees (writeable
-    where ``x`` is: the output pixels of one tap never overlap)."""
-    (n, h, w, c), (fh, fw), (sh, sw) = x.shape, window, strides
-    oh, ow = (h - fh) // sh + 1, (w - fw) // sw + 1
-    bn, bh, bw, bc = x.strides
-    windows = as_strided(x, (n, oh, ow, fh, fw, c), (bn, bh * sh, bw * sw, bh, bw, bc), writeable=x.flags.writeable)
-    return [windows[:, :, :, i, j] for i in range(fh) for j in range(fw)]
+    """For each filter tap (row-major), the [n, oh, ow, c] strided slice of the padded ``x`` it sees (a view:
+    writeable where ``x`` is, and the output pixels of one tap never overlap)."""
+    (_, h, w, _), (fh, fw), (sh, sw) = x.shape, window, strides
+    oh, ow = max((h - fh) // sh + 1, 0), max((w - fw) // sw + 1, 0)
+    rows = [slice(i, i + (oh - 1) * sh + 1, sh) if oh else slice(0, 0) for i in range(fh)]
+    cols = [slice(j, j + (ow - 1) * sw + 1, sw) if ow else slice(0, 0) for j in range(fw)]
+    return [x[:, r, c] for r in rows for c in cols]
 
 
 def _add_windows(
