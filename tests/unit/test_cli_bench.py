@@ -200,6 +200,24 @@ def test_a_wrong_kernel_fails_its_workloads_and_the_others_still_run(twin: str) 
     assert len(result.rows) == len(NUMPY_ROWS) - 2
 
 
+@pytest.mark.usefixtures("tensorplug_registries")
+def test_a_wrong_convolution_gradient_fails_the_cnn_rows_and_the_others_still_run(twin: str) -> None:
+    from tensorplug_numpy._nn import conv2d_backprop_filter
+
+    def wrong_filter_gradient(inputs: dict[str, Any], attrs: dict[str, Any], backend: object) -> np.ndarray:
+        return -conv2d_backprop_filter(inputs, attrs, backend)  # the same loss; Adam moves the filters the wrong way
+
+    tp.register_kernel("Conv2DBackpropFilter", twin, wrong_filter_gradient)
+    result = bench_quietly(twin)
+    cnn = "digits CNN conv16-pool-conv32-pool-dense batch 32, Adam step"
+    assert [failure.split(": ")[0] for failure in result.failures] == [
+        f"{cnn} on backend 'twin'",
+        f"{cnn}, tp.function on backend 'twin'",
+    ]
+    assert all("BenchCheckError: " in failure and "updated weight 0 differs" in failure for failure in result.failures)
+    assert len(result.rows) == len(NUMPY_ROWS) - 2
+
+
 def test_hips_autograd_is_timed_for_comparison_when_installed() -> None:
     pytest.importorskip("autograd", reason="HIPS autograd is optional (nox -s tests installs it)")
     result = workloads.bench_autograd(QUICK)
