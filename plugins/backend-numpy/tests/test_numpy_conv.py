@@ -10,12 +10,16 @@ row-major order. Every choice must give what the loops give.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
 import tensorplug as tp
 from tensorplug.ops._nn import conv2d_backprop_filter, conv2d_backprop_input, max_pool_grad
+
+Pair = tuple[int, int]
+Pads = tuple[Pair, Pair]
 
 # (channels in, channels out, filter, strides, dilations, ((top, bottom), (left, right)))
 GEOMETRIES = [
@@ -28,12 +32,14 @@ GEOMETRIES = [
 ]
 
 
-def padded_shape(x: np.ndarray, pad: tuple[tuple[int, int], tuple[int, int]]) -> tuple[int, int, int, int]:
+def padded_shape(x: np.ndarray, pad: Pads) -> tuple[int, int, int, int]:
     (top, bottom), (left, right) = pad
     return x.shape[0], x.shape[1] + top + bottom, x.shape[2] + left + right, x.shape[3]
 
 
-def positions(x_shape: tuple[int, ...], window: tuple[int, int], strides: tuple[int, int], dilations: tuple[int, int]):
+def positions(
+    x_shape: tuple[int, ...], window: tuple[int, ...], strides: Pair, dilations: Pair
+) -> Iterator[tuple[int, ...]]:
     """Each (output row, output column, tap row, tap column, input row, input column) of a padded input."""
     _, h, w, _ = x_shape
     oh = (h - (window[0] - 1) * dilations[0] - 1) // strides[0] + 1
@@ -42,7 +48,9 @@ def positions(x_shape: tuple[int, ...], window: tuple[int, int], strides: tuple[
         yield y, x, i, j, y * strides[0] + i * dilations[0], x * strides[1] + j * dilations[1]
 
 
-def looped(x: np.ndarray, w: np.ndarray, dy: np.ndarray, strides, dilations, pad) -> tuple[np.ndarray, ...]:
+def looped(
+    x: np.ndarray, w: np.ndarray, dy: np.ndarray, strides: Pair, dilations: Pair, pad: Pads
+) -> tuple[np.ndarray, ...]:
     """Conv2D, its input gradient and its filter gradient, by loops in float64."""
     (top, _), (left, _) = pad
     xp = np.zeros(padded_shape(x, pad))
@@ -57,7 +65,9 @@ def looped(x: np.ndarray, w: np.ndarray, dy: np.ndarray, strides, dilations, pad
 
 
 @pytest.mark.parametrize(("cin", "cout", "window", "strides", "dilations", "pad"), GEOMETRIES)
-def test_conv_kernels_give_what_loops_give(cin, cout, window, strides, dilations, pad) -> None:
+def test_conv_kernels_give_what_loops_give(
+    cin: int, cout: int, window: Pair, strides: Pair, dilations: Pair, pad: Pads
+) -> None:
     rng = np.random.default_rng(1)
     x = rng.standard_normal((2, 7, 6, cin)).astype(np.float32)
     w = rng.standard_normal((*window, cin, cout)).astype(np.float32)
@@ -72,7 +82,7 @@ def test_conv_kernels_give_what_loops_give(cin, cout, window, strides, dilations
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
 
-def looped_pool_grad(x: np.ndarray, dy: np.ndarray, window, strides, pad) -> np.ndarray:
+def looped_pool_grad(x: np.ndarray, dy: np.ndarray, window: Pair, strides: Pair, pad: Pads) -> np.ndarray:
     """Each window's dy to its first maximum (row-major; the first NaN where there is one), by loops."""
     (top, _), (left, _) = pad
     xp = np.full(padded_shape(x, pad), -np.inf)
@@ -91,7 +101,7 @@ def looped_pool_grad(x: np.ndarray, dy: np.ndarray, window, strides, pad) -> np.
     ("window", "strides", "pad"),
     [((2, 2), (2, 2), ((0, 0), (0, 0))), ((3, 3), (1, 1), ((1, 1), (1, 1))), ((3, 2), (2, 1), ((0, 1), (1, 0)))],
 )
-def test_max_pool_gradient_goes_to_the_first_maximum_as_loops_say(window, strides, pad) -> None:
+def test_max_pool_gradient_goes_to_the_first_maximum_as_loops_say(window: Pair, strides: Pair, pad: Pads) -> None:
     rng = np.random.default_rng(2)
     x = rng.integers(-2, 3, (2, 6, 5, 3)).astype(np.float32)  # many ties
     x[0, 1, 1, 0] = x[1, 4, 2, 2] = x[1, 4, 3, 2] = np.nan
