@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
-from tensorplug._tools._bench import blas, isolated, report, timing, workloads
+from tensorplug._tools._bench import blas, cnn, isolated, report, timing, workloads
 from tensorplug._tools._bench.timing import FULL, QUICK
 from tensorplug._tools._cli import main
 
@@ -216,6 +216,22 @@ def test_a_wrong_convolution_gradient_fails_the_cnn_rows_and_the_others_still_ru
     ]
     assert all("BenchCheckError: " in failure and "updated weight 0 differs" in failure for failure in result.failures)
     assert len(result.rows) == len(NUMPY_ROWS) - 2
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_each_repeat_of_the_cnn_step_starts_again_from_the_initial_weights_and_a_fresh_adam(traced: bool) -> None:
+    problem = cnn.make_cnn_problem()
+    by_hand, with_tp = cnn.NumpyCNN(problem), cnn.TensorplugCNN(problem, f"test-cnn-{traced}", traced)
+    first_loss, first_weights = with_tp.loss_and_weights()
+    for _ in range(3):  # Adam's later steps: other weights, and the slots and step count that reset must undo
+        with_tp.step()
+    again_loss, again_weights = with_tp.loss_and_weights()
+    expected_loss, expected_weights = by_hand.loss_and_weights()
+    assert again_loss == first_loss
+    for got, first, expected in zip(again_weights, first_weights, expected_weights, strict=True):
+        np.testing.assert_array_equal(got, first)
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-6)
+    assert np.isclose(first_loss, expected_loss, rtol=1e-5)
 
 
 def test_hips_autograd_is_timed_for_comparison_when_installed() -> None:
