@@ -9,6 +9,7 @@ overwrites its static results); the tests marked ``cuda`` capture real graphs.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -303,6 +304,83 @@ def test_a_call_while_another_thread_launches_runs_the_plain_replay(graphs: Stan
         thread.join()
     assert results[0][0][0].tolist() == [10.0]
     assert graphs.log.count("launch") == launches
+
+
+# -- the calls of torch.cuda (with torch.cuda's stream and graph calls stood in for) -----------------------------
+
+
+class FakeStream:
+    def __init__(self, name: str, log: list[Any]) -> None:
+        self.name, self.log = name, log
+
+    def wait_stream(self, other: FakeStream) -> None:
+        self.log.append(f"{self.name} waits for {other.name}")
+
+
+class FakeCuda:
+    """torch.cuda's streams and graph capture as CudaGraphs uses them; a capture that raises keeps its stream
+    current, as torch.cuda.graph does when its capture_end raises."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.log: list[Any] = []
+        self.default = self.current = FakeStream("default", self.log)
+        for name in ("Stream", "current_stream", "stream", "device", "graph", "CUDAGraph", "set_stream"):
+            monkeypatch.setattr(torch.cuda, name, getattr(self, name))
+
+    def Stream(self, device: Any) -> FakeStream:  # noqa: N802
+        return FakeStream("side", self.log)
+
+    def current_stream(self, device: Any) -> FakeStream:
+        return self.current
+
+    def set_stream(self, stream: FakeStream) -> None:
+        self.current = stream
+
+    @contextlib.contextmanager
+    def stream(self, stream: FakeStream) -> Iterator[None]:
+        previous, self.current = self.current, stream
+        yield
+        self.current = previous
+
+    def device(self, device: Any) -> contextlib.nullcontext[None]:
+        return contextlib.nullcontext()
+
+    def CUDAGraph(self) -> str:  # noqa: N802
+        return "graph"
+
+    @contextlib.contextmanager
+    def graph(self, graph: str, stream: FakeStream, capture_error_mode: str) -> Iterator[None]:
+        self.log.append(f"capture on {stream.name} ({capture_error_mode})")
+        previous, self.current = self.current, stream
+        try:
+            yield
+        except Exception:
+            raise RuntimeError("operation failed due to a previous error during capture") from None
+        self.current = previous
+
+
+def test_warm_up_and_capture_run_on_a_side_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    cuda = FakeCuda(monkeypatch)
+    kit = _graphs.CudaGraphs(torch.device("cuda", 0))
+    ran_on: list[str] = []
+
+    def run() -> str:
+        ran_on.append(cuda.current.name)
+        return "results"
+
+    kit.warm_up(run, 2)
+    assert (ran_on, cuda.current.name) == (["side", "side"], "default")
+    assert cuda.log == ["side waits for default", "default waits for side"]
+    assert kit.capture(run) == ("graph", "results")
+    assert (ran_on[-1], cuda.current.name) == ("side", "default")
+    assert cuda.log[-1] == "capture on side (thread_local)"
+
+    def failing() -> None:
+        raise RuntimeError("operation not permitted when stream is capturing")
+
+    with pytest.raises(RuntimeError, match="previous error during capture"):
+        kit.capture(failing)
+    assert cuda.current is cuda.default  # put back
 
 
 # -- on a CUDA device ---------------------------------------------------------------------------------------------

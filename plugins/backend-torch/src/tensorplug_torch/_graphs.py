@@ -247,9 +247,14 @@ class CudaGraphs:
         """A graph of what ``run()`` launches, captured on the side stream, and what it returned (static storage,
         which each launch of the graph overwrites). Other threads' CUDA calls go on meanwhile."""
         graph = torch.cuda.CUDAGraph()
-        side = self._side_stream()
-        with torch.cuda.device(self.device), torch.cuda.graph(graph, stream=side, capture_error_mode="thread_local"):
-            result = run()
+        current = torch.cuda.current_stream(self.device)
+        capturing = torch.cuda.graph(graph, stream=self._side_stream(), capture_error_mode="thread_local")
+        try:
+            with torch.cuda.device(self.device), capturing:
+                result = run()
+        except BaseException:
+            torch.cuda.set_stream(current)  # a capture that fails leaves its stream the current one
+            raise
         return graph, result
 
 
