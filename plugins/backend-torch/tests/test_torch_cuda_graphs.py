@@ -281,7 +281,7 @@ def test_a_first_replay_off_the_device_is_declined(graphs: StandInGraphs) -> Non
     replay.graphs = StandInGraphs(device="meta")
     outputs, updates = replay([torch.tensor([3.0])], [], [])
     assert (outputs[0].tolist(), updates) == ([6.0], ())
-    assert str(replay.status) == "declined: a argument of its first replay is on cpu, not a tensor on meta"
+    assert str(replay.status) == "declined: argument 0 of its first replay is on cpu, not a tensor on meta"
 
 
 def test_a_call_on_another_stream_waits_for_the_last_launch(graphs: StandInGraphs) -> None:

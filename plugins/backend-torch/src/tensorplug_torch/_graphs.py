@@ -322,12 +322,12 @@ class GraphedReplay:
         inputs while warming up: this call's own error, as the plain replay would raise it."""
         device = self.graphs.device
         inputs = (*arguments, *variables, *host)
-        kinds = ["argument"] * len(arguments) + ["variable"] * len(variables) + ["host value"] * len(host)
-        for n, raw in enumerate(inputs):
-            if not isinstance(raw, torch.Tensor) or raw.device != device:
-                place = f"on {raw.device}" if isinstance(raw, torch.Tensor) else f"a {type(raw).__name__}"
-                self._give_up("declined", f"a {kinds[n]} of its first replay is {place}, not a tensor on {device}")
-                return
+        for kind, values in (("argument", arguments), ("variable", variables), ("host value", host)):
+            for n, raw in enumerate(values):
+                if not isinstance(raw, torch.Tensor) or raw.device != device:
+                    place = f"on {raw.device}" if isinstance(raw, torch.Tensor) else f"a {type(raw).__name__}"
+                    self._give_up("declined", f"{kind} {n} of its first replay is {place}, not a tensor on {device}")
+                    return
         try:
             self.graphs.warm_up(lambda: self.replay(arguments, variables, host), WARM_UPS)
         except Exception as exc:
