@@ -212,6 +212,9 @@ class Graphs(Protocol):
     def capture(self, run: Callable[[], Any]) -> tuple[Graph, Any]: ...
 
 
+_ONE_CAPTURE = threading.Lock()  # torch allows one capture at a time in a process
+
+
 class CudaGraphs:
     """Capturing and launching graphs on one CUDA device, on a side stream of its own, as torch requires."""
 
@@ -250,7 +253,7 @@ class CudaGraphs:
         current = torch.cuda.current_stream(self.device)
         capturing = torch.cuda.graph(graph, stream=self._side_stream(), capture_error_mode="thread_local")
         try:
-            with torch.cuda.device(self.device), capturing:
+            with _ONE_CAPTURE, torch.cuda.device(self.device), capturing:
                 result = run()
         except BaseException:
             torch.cuda.set_stream(current)  # a capture that fails leaves its stream the current one
