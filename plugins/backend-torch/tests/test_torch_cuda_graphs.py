@@ -10,6 +10,7 @@ overwrites its static results); the tests marked ``cuda`` capture real graphs.
 from __future__ import annotations
 
 import contextlib
+import doctest
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -119,6 +120,18 @@ def test_cpu_programs_are_never_captured() -> None:
     status = cuda_graph_status(program)
     assert (status.state, status.captured) == ("declined", False)
     assert status.reason == "the torch backend runs on cpu: CUDA graphs need a CUDA device"
+    unlowered = tp.function(lambda x: tp.tanh(x) * 2.0, lower=False)
+    assert str(cuda_graph_status(unlowered.program(x))).startswith(
+        "declined: the torch backend did not lower this program"
+    )
+
+
+def test_the_status_example_runs() -> None:
+    previous = tp.backend().device
+    try:
+        assert doctest.testmod(_graphs).failed == 0
+    finally:
+        tp.set_backend("torch", device=previous)
 
 
 def test_the_training_step_is_capturable() -> None:
@@ -388,11 +401,12 @@ def test_warm_up_and_capture_run_on_a_side_stream(monkeypatch: pytest.MonkeyPatc
 
 @pytest.fixture
 def cuda() -> Iterator[None]:
+    previous = tp.backend().device
     tp.set_backend("torch", device="cuda")
     try:
         yield
     finally:
-        tp.set_backend("torch", device="cpu")
+        tp.set_backend("torch", device=previous)
 
 
 @pytest.mark.cuda
