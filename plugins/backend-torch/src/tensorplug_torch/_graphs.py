@@ -336,7 +336,7 @@ class GraphedReplay:
         except Exception as exc:
             self._give_up("failed", f"its replay raised while warming up: {type(exc).__name__}: {exc}")
             raise
-        statics = tuple(raw.clone(memory_format=torch.contiguous_format) for raw in inputs)
+        statics = tuple(raw.clone() for raw in inputs)  # in the layout of the first replay's inputs
         a, v = len(arguments), len(arguments) + len(variables)
 
         def run() -> Any:
