@@ -84,6 +84,7 @@ def graph_rows(settings: Any, device: str) -> list[tuple[str, str, Any, Any, str
     backend = tp.backend()
     bench = workloads.BackendBench(backend, workloads.reference_for(backend), settings)
     results = []
+    previous = backend.cuda_graphs
     try:
         for size, workload in (("small", workloads.SMALL_MLP), ("big", workloads.BIG_MLP)):
             timed = {}
@@ -98,7 +99,7 @@ def graph_rows(settings: Any, device: str) -> list[tuple[str, str, Any, Any, str
             status = str(cuda_graph_status(model.traced.program()))
             results.append((size, workload, timed[True], timed[False], status))
     finally:
-        backend.cuda_graphs = True
+        backend.cuda_graphs = previous
     return results
 
 

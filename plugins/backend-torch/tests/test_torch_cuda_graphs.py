@@ -179,8 +179,8 @@ def test_a_kernel_declares_that_it_reads_back_to_the_host() -> None:
 
 def test_the_switch_is_the_option_then_the_environment_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ENV_GRAPHS, raising=False)
-    assert graphs_switch(None) is True  # on by default
-    for value, expected in (("0", False), ("off", False), ("1", True), (" TRUE ", True), ("", True)):
+    assert graphs_switch(None) is False  # off by default
+    for value, expected in (("0", False), ("off", False), ("1", True), (" TRUE ", True), ("", False)):
         monkeypatch.setenv(ENV_GRAPHS, value)
         assert graphs_switch(None) is expected
         assert graphs_switch(not expected) is (not expected)  # the backend's option decides over it
@@ -402,7 +402,7 @@ def test_warm_up_and_capture_run_on_a_side_stream(monkeypatch: pytest.MonkeyPatc
 @pytest.fixture
 def cuda() -> Iterator[None]:
     previous = tp.backend().device
-    tp.set_backend("torch", device="cuda")
+    tp.set_backend("torch", device="cuda", cuda_graphs=True)
     try:
         yield
     finally:

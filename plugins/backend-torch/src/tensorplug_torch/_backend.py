@@ -50,7 +50,7 @@ class TorchBackend(Backend):
     """Tensors as torch.Tensor on one device. Kernels never record torch autograd graphs.
 
     ``cuda_graphs``: on a CUDA device, capture the replays of ``tp.function`` programs as CUDA graphs (None: as
-    TENSORPLUG_TORCH_CUDA_GRAPHS says, on by default); the attribute of that name may be changed later, for the
+    TENSORPLUG_TORCH_CUDA_GRAPHS says, off by default); the attribute of that name may be changed later, for the
     traces made after.
     """
 

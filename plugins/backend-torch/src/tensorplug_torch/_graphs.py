@@ -47,8 +47,8 @@ __all__ = [
 ]
 
 ENV_GRAPHS = "TENSORPLUG_TORCH_CUDA_GRAPHS"
-"""``0`` turns CUDA graphs off for the torch backend, ``1`` (the default) on; the backend's ``cuda_graphs`` option
-(``tp.set_backend("torch", cuda_graphs=False)``) decides over it."""
+"""``1`` turns CUDA graphs on for the torch backend, ``0`` (the default) off; the backend's ``cuda_graphs`` option
+(``tp.set_backend("torch", cuda_graphs=True)``) decides over it."""
 
 WARM_UPS = 3
 """Runs of the program on the side stream before its capture (as ``torch.cuda.make_graphed_callables``)."""
@@ -65,19 +65,19 @@ Kernel = TypeVar("Kernel", bound=Callable[..., Any])
 
 def graphs_switch(option: bool | None) -> bool:
     """Whether the torch backend captures CUDA graphs: ``option`` (the backend's ``cuda_graphs``) if given, else
-    TENSORPLUG_TORCH_CUDA_GRAPHS, else on."""
+    TENSORPLUG_TORCH_CUDA_GRAPHS, else off."""
     if option is not None:
         if not isinstance(option, bool):
             raise tp.BackendError(f"torch backend: cuda_graphs must be True, False or None, got {option!r}")
         return option
     value = os.environ.get(ENV_GRAPHS, "").strip().lower()
-    if not value or value in _ON:
+    if value in _ON:
         return True
-    if value in _OFF:
+    if not value or value in _OFF:
         return False
     raise tp.BackendError(
         f"torch backend: {ENV_GRAPHS}={os.environ[ENV_GRAPHS]!r} is neither on nor off; set it to 1 (capture "
-        "tp.function replays as CUDA graphs, the default) or 0 (launch each kernel in turn)"
+        "tp.function replays as CUDA graphs) or 0 (launch each kernel in turn, the default)"
     )
 
 
@@ -377,5 +377,5 @@ def compile_graphed(backend: TorchBackend, program: tp.Program) -> tp.Replay | N
     if reason is not None:
         _statuses[program] = GraphStatus("declined", reason)
         return None
-    lowered = tp.generate_replay(program, backend.lower_step, label=f"{backend.name} lowering")
+    lowered = tp.generate_replay(program, backend.lower_step, fuse=backend.fuse, label=f"{backend.name} lowering")
     return GraphedReplay(backend.wrap_replay(lowered), GRAPHS(backend.torch_device), program)
