@@ -371,6 +371,24 @@ def test_without_the_torch_backend_on_the_cpu_the_numpy_rows_face_raw_numpy_only
         assert not any("torch backend's process" in line for line in report.references_text(results))
 
 
+def test_the_numpy_traced_steps_face_jax_jit_timed_in_jax_process_of_the_same_run() -> None:
+    numpy_result = made_up_backend("numpy", "cpu", "raw NumPy", NUMPY_REFERENCES)
+    numpy_result.rows[:] = [replace(row, tensorplug=0.5) for row in numpy_result.rows]
+    mlps = {workloads.SMALL_MLP: workloads.HAND, workloads.BIG_MLP: workloads.HAND}
+    jax_result = made_up_backend(workloads.JAX_JIT, "cpu", "raw NumPy", mlps)
+    jax_result.rows[:] = [replace(row, tensorplug=0.25) for row in jax_result.rows]
+    results = report.Results(FULL, "tensorplug bench", [numpy_result, jax_result])
+    against_jit = [row for row in results.rows if row.reference_name == workloads.JIT]
+    assert [(row.workload, row.target) for row in against_jit] == [
+        (workloads.SMALL_MLP_TRACED, None),
+        (workloads.BIG_MLP_TRACED, 1.0),
+    ]
+    for row in against_jit:  # numpy's traced time over jax.jit's time
+        assert (row.backend, row.tensorplug, row.reference, row.ratio) == ("numpy", 0.5, 0.25, 2.0)
+    assert any("JAX's compiled step from JAX's process" in line for line in report.references_text(results))
+    assert report.cross_rows([numpy_result]) == []
+
+
 # -- each backend in a process of its own -----------------------------------------------------------------------------
 
 
