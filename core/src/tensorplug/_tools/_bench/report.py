@@ -25,9 +25,9 @@ from tensorplug._tools._bench.workloads import (
     JAX_EAGER,
     JAX_JIT,
     JIT,
-    TRACED,
     RECORDS_PER_SCOPE,
     TOLERANCE,
+    TRACED,
     BackendResult,
     Row,
 )
