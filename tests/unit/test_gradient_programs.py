@@ -291,6 +291,40 @@ def test_softmax_cross_entropy_has_a_second_derivative() -> None:
         np.testing.assert_allclose(tp.grad(fused)(logits).numpy(), tp.grad(composed)(logits).numpy(), rtol=1e-5)
 
 
+def _composed_log_softmax(x: tp.Tensor, axis: int) -> tp.Tensor:
+    """log_softmax written with ops, as the record's gradient must differentiate it."""
+    shifted = x - tp.stop_gradient(tp.max(x, axis, keepdims=True))
+    return shifted - tp.log(tp.sum(tp.exp(shifted), axis, keepdims=True))
+
+
+@pytest.mark.parametrize("axis", [0, -1])
+def test_log_softmax_is_one_record_with_the_gradients_of_its_ops(monkeypatch: pytest.MonkeyPatch, axis: int) -> None:
+    from tensorplug._autodiff._backward import _Scope
+
+    x = tp.tensor(np.random.default_rng(1).standard_normal((3, 4)))
+    w = tp.tensor(np.arange(12.0).reshape(3, 4))
+    with _Scope([x]) as scope:
+        tp.log_softmax(x, axis)
+    assert [record.kernel_name for record in scope.tape.records] == ["LogSoftmax"]
+
+    def fused(z: tp.Tensor) -> tp.Tensor:
+        return tp.sum(tp.log_softmax(z, axis) * w)
+
+    def composed(z: tp.Tensor) -> tp.Tensor:
+        return tp.sum(_composed_log_softmax(z, axis) * w)
+
+    expected = tp.grad(composed)(x).numpy()
+    got = [tp.grad(fused)(x).numpy() for _ in range(3)]  # as written, traced, replayed as a whole pass
+    monkeypatch.setattr(programs, "WHOLE_PASSES", False)
+    got += [tp.grad(fused)(x).numpy() for _ in range(2)]  # the record's own program
+    assert "LogSoftmax" in replayed_kernels()
+    for g in got:
+        assert g.tobytes() == got[0].tobytes()
+    np.testing.assert_allclose(got[0], expected, rtol=1e-12, atol=1e-12)
+    second = tp.grad(lambda z: tp.sum(tp.grad(fused)(z) ** 2))(x).numpy()
+    np.testing.assert_allclose(second, tp.grad(lambda z: tp.sum(tp.grad(composed)(z) ** 2))(x).numpy(), rtol=1e-10)
+
+
 def test_threads_share_the_programs_and_get_their_own_gradients() -> None:
     import threading
 
