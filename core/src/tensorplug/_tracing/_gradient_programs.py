@@ -119,13 +119,34 @@ kernel or a gradient while this one traced, so the program may call the one that
 _lock = threading.Lock()  # a program is stored, or forgotten, with the generation it was traced under
 
 
+_UNKNOWN: Any = object()
+_replayable: dict[str, GradientSpec | None] = {}
+"""Each kernel name's registered gradient when a backward pass may replay it (``replay=True``, a gradient to
+call), else None; filled as backward passes ask, forgotten with the programs."""
+
+
+def _replayable_spec(name: str) -> GradientSpec | None:
+    """The registered gradient of kernel ``name`` when a backward pass may replay it, else None (kept when the
+    registries did not change meanwhile)."""
+    generation = _generation
+    spec = gradient_registry.get(name)
+    if spec is not None and (not spec.replay or spec.grad is None):
+        spec = None
+    with _lock:
+        if generation == _generation:
+            _replayable[name] = spec
+    return spec
+
+
 def clear(key: Any = None) -> None:
-    """Forget every gradient program (a kernel or a gradient changed: what they call may have too)."""
+    """Forget every gradient program and every registry lookup kept (a kernel or a gradient changed: what they call
+    may have too)."""
     global _generation
     with _lock:
         _generation += 1
         _programs.clear()
         _seen.clear()
+        _replayable.clear()
 
 
 kernel_registry.on_change(clear)
@@ -264,36 +285,39 @@ def replay_backward(records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: 
         if x._backend is not backend:
             return None
         key += (x._data.shape, x.dtype)
-    get = gradient_registry.get
-    for record in records:
-        spec = record.grad
+    replayable = _replayable
+    for name, inputs, attrs, outputs, spec in records:  # a Record's fields, unpacked: one step per record
         if spec is None:
-            spec = get(record.kernel_name)
+            spec = replayable.get(name, _UNKNOWN)
+            if spec is _UNKNOWN:
+                spec = _replayable_spec(name)
             if spec is None:
                 return None
-        if not spec.replay or spec.grad is None:
+        elif not spec.replay or spec.grad is None:
             return None
-        outputs = record.outputs
         if type(outputs) is not tuple:
             return None
-        attrs = attrs_key(record.attrs)
-        if attrs is None:
-            return None
-        key += (id(spec), attrs)
-        for value in record.inputs.values():
+        if attrs:
+            keyed = attrs_key(attrs)
+            if keyed is None:
+                return None
+            key += (id(spec), keyed)
+        else:
+            key += (id(spec), ())
+        for value in inputs.values():
             reg = register.get(id(value))
             if reg is None:
                 if type(value) is list or type(value) is tuple or value._backend is not backend:
                     return None
                 reg = register[id(value)] = len(tensors)
                 tensors.append(value)
-                key += (reg, value._data.shape, value.dtype)  # read, not made by a record: its spec
+                key += (reg, value._data.shape, value._dtype or value.dtype)  # read, not made by a record: its spec
             else:
                 key.append(reg)
         out = outputs[0]
         register[id(out)] = len(tensors)
         tensors.append(out)
-        key += (out._data.shape, out.dtype)
+        key += (out._data.shape, out._dtype or out.dtype)
     y_register = register.get(id(y))
     if y_register is None:
         return None
