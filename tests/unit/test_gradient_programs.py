@@ -103,6 +103,19 @@ def test_single_gradients_are_replayed_where_the_whole_pass_cannot_be(monkeypatc
     )
 
 
+def test_the_seed_is_made_inside_the_program_unless_dy_is_given() -> None:
+    """With no ``dy``, the whole pass's program makes the seed (ones like y) itself: the same bits as the walk."""
+    f = tp.grad(lambda x: tp.sum(tp.tanh(x * 2.0)))
+    x = tp.tensor([0.5, -1.0])
+    got = [f(x).numpy().tobytes() for _ in range(3)]  # as written, traced, replayed
+    weighted = [f(x, tp.tensor(3.0)).numpy() for _ in range(3)]
+    assert got == [got[0]] * 3
+    np.testing.assert_array_equal(weighted[2], weighted[0])
+    np.testing.assert_allclose(weighted[0], 3.0 * np.frombuffer(got[0], np.float32), rtol=1e-6)
+    texts = [str(entry.program) for entry in programs._programs.values() if isinstance(entry, programs.BackwardProgram)]
+    assert sorted("OnesLike(" in text for text in texts) == [False, True]  # given dy: no seed to make
+
+
 def test_a_new_shape_is_a_new_signature() -> None:
     f = tp.grad(lambda x: tp.sum(tp.tanh(x)))
     for _ in range(2):

@@ -7,9 +7,10 @@ its signature alone: each record's gradient spec and attrs, which tensor each of
 tensor's shape and dtype. So the second time a tape's signature comes, its whole backward pass is walked as
 written under the tracer of ``tp.function`` (on stand-ins of every tensor), and from then on replayed from that
 program through the backend's lowering: its direct calls (``np.multiply(dy, y)``), bit for bit what the ops
-compute (``replay_backward``). A tape that one program cannot serve is walked record by record, and each record
-of the core's own gradients is replayed from a program of its own, keyed by its upstream gradient, inputs and
-saved values, and checked once against its inputs' shapes and dtypes (``replay_gradient``).
+compute (``replay_backward``; with no ``dy`` given, the program makes the seed, ones like ``y``, itself). A tape
+that one program cannot serve is walked record by record, and each record of the core's own gradients is
+replayed from a program of its own, keyed by its upstream gradient, inputs and saved values, and checked once
+against its inputs' shapes and dtypes (``replay_gradient``).
 
 What runs as written instead, every time: gradients whose spec does not declare ``replay=True`` (the core's and
 the gradients plugins declare do, unless they say otherwise; ``tp.register_gradient``'s, gradient sets registered
@@ -41,6 +42,7 @@ from tensorplug._runtime._tensor import Tensor, wrap_storage
 from tensorplug._tracing._pipeline import GRADIENT, build, lower
 from tensorplug._tracing._signature import attrs_key
 from tensorplug._tracing._tracer import Tracer
+from tensorplug.ops import ones_like
 
 __all__ = ["BackwardProgram", "GradientProgram", "clear", "replay_backward", "replay_gradient"]
 
@@ -268,19 +270,26 @@ def _untraced(t: Tensor) -> Tensor:
 # -- the whole backward pass of a tape ---------------------------------------------------------------------------
 
 
-def replay_backward(records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: Tensor) -> list[Tensor | None] | None:
+def replay_backward(
+    records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: Tensor | None
+) -> list[Tensor | None] | None:
     """The gradients of ``y`` with respect to each of ``xs`` from one program for the whole backward pass of a
     tape that watched ``xs`` only (traced at the second sighting of its signature: each record's gradient spec
-    and attrs, which tensor each input is, every tensor's shape and dtype); None when it is to be walked record
-    by record (a record whose gradient is not the core's own, or with list inputs or several outputs)."""
-    backend = dy._backend
+    and attrs, which tensor each input is, every tensor's shape and dtype), for the upstream gradient ``dy``
+    (None: ones like ``y``, made by the program from ``y``'s storage, its first argument then); None when it is
+    to be walked record by record (a record whose gradient is not the core's own, or with list inputs or several
+    outputs)."""
+    first = y if dy is None else dy  # argument 0: the seed, or what the program makes it from
+    backend = first._backend
     if backend is not engine.active or backend.lazy or not WHOLE_PASSES:
         return None
-    tensors: list[Tensor] = [dy, *xs]
+    tensors: list[Tensor] = [first, *xs]
     register = {id(t): i for i, t in enumerate(tensors)}
-    key: list[Any] = [backend, dy._data.shape, dy.dtype]
+    key: list[Any] = [backend, dy is None, first._data.shape, first.dtype]
     if len(register) != len(tensors):
         return None  # an argument twice, or as the seed: the walk tells them apart by identity
+    if dy is None:
+        del register[id(y)]  # y is the output of a record, registered there
     for x in xs:
         if x._backend is not backend:
             return None
@@ -325,17 +334,19 @@ def replay_backward(records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: 
     signature = tuple(key)
     entry = _programs.get(signature)
     if entry is None:
-        return _sighted(signature, lambda: _trace_backward(records, tensors, register, len(xs), y_register))
+        ones = dy is None
+        return _sighted(signature, lambda: _trace_backward(records, tensors, register, len(xs), y_register, ones))
     if not isinstance(entry, BackwardProgram):
         return None
     return entry.run([t._data for t in tensors], backend)  # None: walked record by record, raising what it raises
 
 
 def _trace_backward(
-    records: list[Record], tensors: list[Tensor], register: dict[int, int], count: int, y_register: int
+    records: list[Record], tensors: list[Tensor], register: dict[int, int], count: int, y_register: int, ones: bool
 ) -> Traced:
-    """Trace the backward pass of ``records`` (``tensors``: the seed, the ``count`` arguments, then every other
-    tensor the records read or make) walked record by record, as written, on stand-ins of every tensor."""
+    """Trace the backward pass of ``records`` (``tensors``: the seed, or with ``ones`` what the seed is made of,
+    ones like it; the ``count`` arguments; then every other tensor the records read or make) walked record by
+    record, as written, on stand-ins of every tensor."""
     dy = tensors[0]
     backend = dy._backend
     tracer = Tracer("backward pass", backend)
@@ -354,7 +365,8 @@ def _trace_backward(
                 for record in records
             ]
             xs = copies[1 : count + 1]
-            written = _backprop(stand_ins, xs, copies[y_register], copies[0], own_tape=True)
+            seed = ones_like(copies[0]) if ones else copies[0]
+            written = _backprop(stand_ins, xs, copies[y_register], seed, own_tape=True)
             leaves = [g for g in written if g is not None]
             outputs = [tracer._input(g._data) for g in leaves]
     except Exception:
