@@ -304,6 +304,17 @@ def test_softmax_cross_entropy_has_a_second_derivative() -> None:
         np.testing.assert_allclose(tp.grad(fused)(logits).numpy(), tp.grad(composed)(logits).numpy(), rtol=1e-5)
 
 
+def test_softmax_cross_entropy_records_log_softmax_and_itself_alone() -> None:
+    """Its value's ops are not recorded (its own record gives the gradient); log_softmax is, as one record, for the
+    fused gradient to be differentiated again."""
+    from tensorplug._autodiff._backward import _Scope
+
+    logits = tp.tensor([[0.5, -1.0, 2.0]])
+    with _Scope([logits]) as scope:
+        tp.losses.softmax_cross_entropy(tp.tensor([[0.0, 1.0, 0.0]]), logits, reduction="none")
+    assert [record.kernel_name for record in scope.tape.records] == ["LogSoftmax", "SoftmaxCrossEntropyWithLogits"]
+
+
 def _composed_log_softmax(x: tp.Tensor, axis: int) -> tp.Tensor:
     """log_softmax written with ops, as the record's gradient must differentiate it."""
     shifted = x - tp.stop_gradient(tp.max(x, axis, keepdims=True))
