@@ -223,10 +223,11 @@ class FusedUpdate:
         self, tensors: dict[str, Tensor], scalars: tuple[float | Tensor, ...], attrs: dict[str, Any] | None = None
     ) -> list[Tensor]:
         variable = tensors["var"]
-        made = self.scalars.get(variable.dtype)
+        dtype = variable._dtype or variable.dtype  # (known once asked: read once)
+        made = self.scalars.get(dtype)
         if made is None:  # the scalar tensors the ops would make of these numbers beside the variable (cached)
             values = (v if isinstance(v, Tensor) else scalar_like(v, variable) for v in scalars)
-            made = self.scalars[variable.dtype] = dict(zip(self.spec.scalars, values, strict=True))
+            made = self.scalars[dtype] = dict(zip(self.spec.scalars, values, strict=True))
         inputs = {**tensors, **made}
         backend = self.backend
         raw = {}
@@ -245,7 +246,7 @@ class FusedUpdate:
                 f"fused update {self.spec.name!r} on backend {backend.name!r} failed for inputs {described} and "
                 f"attrs {attrs!r}: {type(exc).__name__}: {exc}"
             ) from exc
-        return [wrap_storage(o, backend, variable.dtype) for o in outputs]
+        return [wrap_storage(o, backend, dtype) for o in outputs]
 
 
 _owned: dict[str, tuple[dict[str, Any], Backend, bool]] = {}
