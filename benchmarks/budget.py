@@ -13,7 +13,7 @@ is the difference between two timings that differ only by it):
    attrs, backend)`` convention; dispatch (``run_kernel``: table lookup,
    unwrapping, wrapping); the op's checks (conversion, promotion, broadcasting).
 2. ``tp.grads`` of ``sum(tanh(x * w + b))``: the forward ops, their recording,
-   the scope and seed, and the backward pass replayed from its program (the
+   the scope, and the backward pass replayed from its program (the seed made inside it; the
    signature of the tape's records looked up among the gradient programs, the
    program's NumPy calls, the gradients wrapped: see
    ``tensorplug._tracing._gradient_programs``); and, for comparison, the same
@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 import tensorplug as tp
-from tensorplug._autodiff._backward import _check_xs, _Scope, _seed
+from tensorplug._autodiff._backward import _check_output, _check_xs, _Scope
 from tensorplug._runtime._engine import engine
 from tensorplug._tracing import _gradient_programs as programs
 from tensorplug._tracing._gradient_programs import BackwardProgram, _programs, replay_backward
@@ -135,9 +135,9 @@ def small_grad() -> list[tuple[str, float]]:
             with scope:
                 y = f(*xs)
             t3 = clock()
-            y, seed = _seed(y, None, "grads")
+            y = _check_output(y, "grads")
             t4 = clock()
-            grads = replay_backward(scope.tape.records, xs, y, seed)
+            grads = replay_backward(scope.tape.records, xs, y, None)  # None: the program makes the seed
             t5 = clock()
             assert grads is not None  # the whole pass from its program (traced by df's calls above)
             for part, value in zip(parts, (t2 - t1, t3 - t2, t4 - t3, t5 - t4, t1 - t0), strict=True):
@@ -149,11 +149,11 @@ def small_grad() -> list[tuple[str, float]]:
     scope = _Scope([x, w, b])
     with scope:
         y = f(x, w, b)
-    y, seed = _seed(y, None, "grads")
+    y = _check_output(y, "grads")
     records = scope.tape.records
-    signature_and_replay = best(lambda: replay_backward(records, [x, w, b], y, seed))
+    signature_and_replay = best(lambda: replay_backward(records, [x, w, b], y, None))
     replay = next(e for e in _programs.values() if isinstance(e, BackwardProgram)).replay
-    raws = [seed._data, x._data, w._data, b._data, *(r.outputs[0]._data for r in records)]
+    raws = [y._data, x._data, w._data, b._data, *(r.outputs[0]._data for r in records)]
     t_replay = best(lambda: replay(raws, (), ()))
     kernels = len(tp.profile(df, [x, w, b]).kernels) - 5  # less the four forward kernels and the seed
     programs.WHOLE_PASSES = False
@@ -166,10 +166,10 @@ def small_grad() -> list[tuple[str, float]]:
         ("forward ops, no tape (4 kernels; on their own)", t_forward),
         ("recording them (forward under a scope, in place, less the above)", m["forward"] - t_forward),
         ("argument checks", m["checks"]),
-        ("seed (ones_like)", m["seed"]),
+        ("the output's check (the program makes the seed)", m["seed"]),
         ("the backward pass from its program (in place)", m["backward"]),
         ("  on its own: the signature (the records, specs, shapes), replay, wrapping", signature_and_replay),
-        (f"  of which the replay: the program ({kernels} gradient kernels, as NumPy calls)", t_replay),
+        (f"  of which the replay: the program (the seed, {kernels} gradient kernels, as NumPy calls)", t_replay),
         ("the rest: tp.grads's wrapper, results, freeing the tape", t_total - sum(m.values())),
         ("= tp.grads(f)([x, w, b])", t_total),
         ("walked record by record instead (a program per gradient)", t_by_record),

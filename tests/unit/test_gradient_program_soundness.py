@@ -282,3 +282,21 @@ def test_a_runtime_gradient_is_replayed_when_it_declares_replay(tensorplug_regis
     for _ in range(4):
         assert f(tp.tensor([1.0, 2.0])).tolist() == [-3.0, -3.0]
     assert len(calls) < 4  # traced, then replayed: its Python no longer runs at every backprop
+
+
+def test_a_gradient_registered_after_a_replay_is_called_by_the_next_backprop(tensorplug_registries: Any) -> None:
+    """What a backward pass looked up of the registry (which gradient each kernel has, whether it is replayed) is
+    forgotten when a gradient is registered: the next backprop calls the new one, as written."""
+    f = tp.grad(lambda x: tp.sum(tp.neg(x)))
+    for _ in range(3):  # as written, traced, replayed
+        assert f(tp.tensor([1.0, 2.0])).tolist() == [-1.0, -1.0]
+    calls: list[int] = []
+
+    def triple_neg(dy: Any, saved: Any, attrs: Any) -> Any:
+        calls.append(1)
+        return (tp.neg(dy) * 3.0,)
+
+    tp.register_gradient("Neg", triple_neg, override=True)
+    for _ in range(3):
+        assert f(tp.tensor([1.0, 2.0])).tolist() == [-3.0, -3.0]
+    assert len(calls) == 3

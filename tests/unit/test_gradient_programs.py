@@ -103,6 +103,19 @@ def test_single_gradients_are_replayed_where_the_whole_pass_cannot_be(monkeypatc
     )
 
 
+def test_the_seed_is_made_inside_the_program_unless_dy_is_given() -> None:
+    """With no ``dy``, the whole pass's program makes the seed (ones like y) itself: the same bits as the walk."""
+    f = tp.grad(lambda x: tp.sum(tp.tanh(x * 2.0)))
+    x = tp.tensor([0.5, -1.0])
+    got = [f(x).numpy().tobytes() for _ in range(3)]  # as written, traced, replayed
+    weighted = [f(x, tp.tensor(3.0)).numpy() for _ in range(3)]
+    assert got == [got[0]] * 3
+    np.testing.assert_array_equal(weighted[2], weighted[0])
+    np.testing.assert_allclose(weighted[0], 3.0 * np.frombuffer(got[0], np.float32), rtol=1e-6)
+    texts = [str(entry.program) for entry in programs._programs.values() if isinstance(entry, programs.BackwardProgram)]
+    assert sorted("OnesLike(" in text for text in texts) == [False, True]  # given dy: no seed to make
+
+
 def test_a_new_shape_is_a_new_signature() -> None:
     f = tp.grad(lambda x: tp.sum(tp.tanh(x)))
     for _ in range(2):
@@ -289,6 +302,51 @@ def test_softmax_cross_entropy_has_a_second_derivative() -> None:
 
     for _ in range(3):
         np.testing.assert_allclose(tp.grad(fused)(logits).numpy(), tp.grad(composed)(logits).numpy(), rtol=1e-5)
+
+
+def test_softmax_cross_entropy_records_log_softmax_and_itself_alone() -> None:
+    """Its value's ops are not recorded (its own record gives the gradient); log_softmax is, as one record, for the
+    fused gradient to be differentiated again."""
+    from tensorplug._autodiff._backward import _Scope
+
+    logits = tp.tensor([[0.5, -1.0, 2.0]])
+    with _Scope([logits]) as scope:
+        tp.losses.softmax_cross_entropy(tp.tensor([[0.0, 1.0, 0.0]]), logits, reduction="none")
+    assert [record.kernel_name for record in scope.tape.records] == ["LogSoftmax", "SoftmaxCrossEntropyWithLogits"]
+
+
+def _composed_log_softmax(x: tp.Tensor, axis: int) -> tp.Tensor:
+    """log_softmax written with ops, as the record's gradient must differentiate it."""
+    shifted = x - tp.stop_gradient(tp.max(x, axis, keepdims=True))
+    return shifted - tp.log(tp.sum(tp.exp(shifted), axis, keepdims=True))
+
+
+@pytest.mark.parametrize("axis", [0, -1])
+def test_log_softmax_is_one_record_with_the_gradients_of_its_ops(monkeypatch: pytest.MonkeyPatch, axis: int) -> None:
+    from tensorplug._autodiff._backward import _Scope
+
+    x = tp.tensor(np.random.default_rng(1).standard_normal((3, 4)))
+    w = tp.tensor(np.arange(12.0).reshape(3, 4))
+    with _Scope([x]) as scope:
+        tp.log_softmax(x, axis)
+    assert [record.kernel_name for record in scope.tape.records] == ["LogSoftmax"]
+
+    def fused(z: tp.Tensor) -> tp.Tensor:
+        return tp.sum(tp.log_softmax(z, axis) * w)
+
+    def composed(z: tp.Tensor) -> tp.Tensor:
+        return tp.sum(_composed_log_softmax(z, axis) * w)
+
+    expected = tp.grad(composed)(x).numpy()
+    got = [tp.grad(fused)(x).numpy() for _ in range(3)]  # as written, traced, replayed as a whole pass
+    monkeypatch.setattr(programs, "WHOLE_PASSES", False)
+    got += [tp.grad(fused)(x).numpy() for _ in range(2)]  # the record's own program
+    assert "LogSoftmax" in replayed_kernels()
+    for g in got:
+        assert g.tobytes() == got[0].tobytes()
+    np.testing.assert_allclose(got[0], expected, rtol=1e-12, atol=1e-12)
+    second = tp.grad(lambda z: tp.sum(tp.grad(fused)(z) ** 2))(x).numpy()
+    np.testing.assert_allclose(second, tp.grad(lambda z: tp.sum(tp.grad(composed)(z) ** 2))(x).numpy(), rtol=1e-10)
 
 
 def test_threads_share_the_programs_and_get_their_own_gradients() -> None:

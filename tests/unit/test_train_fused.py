@@ -178,6 +178,28 @@ def test_a_kernel_registered_over_one_of_the_ops_is_still_called() -> None:
     assert calls == [1] * len(vs)
 
 
+@pytest.mark.usefixtures("tensorplug_registries")
+def test_a_kernel_registered_after_fused_steps_is_called_by_the_next_step() -> None:
+    """Which fused updates a step may use is looked up again once a kernel is registered: a step after it runs
+    the ops, calling the user's kernel."""
+    from tensorplug_numpy._binary import sub as run
+
+    calls = []
+
+    def subtract(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
+        calls.append(1)
+        return run(inputs, attrs, backend)
+
+    vs = variables("float32", "user-sub-later")
+    optimizer = tp.train.SGD(0.1)
+    for _ in range(2):  # fused steps
+        optimizer.apply_gradients(dict(zip(vs, gradients(0, "float32"), strict=True)))
+    with pytest.warns(tp.PluginWarning, match="shadows"):
+        tp.register_kernel("Sub", "numpy", subtract, override=True)
+    optimizer.apply_gradients(dict(zip(vs, gradients(0, "float32"), strict=True)))
+    assert calls == [1] * len(vs)
+
+
 # -- what each fused update takes and returns: documented on its constant, and what the optimizers pass ---------------
 
 DECLARED = {  # name -> (tensors, 0-d scalars, attrs, outputs), as docs/authoring.md's table lists them

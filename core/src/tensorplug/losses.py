@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from tensorplug._autodiff._tape import record_gradient
+from tensorplug._autodiff._record import record_gradient
 from tensorplug._runtime._errors import ShapeError, TensorplugError
 from tensorplug._runtime._registry import BUILTIN, GradientSpec
+from tensorplug._runtime._state import no_grad
 from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug.ops import (
     abs,
@@ -103,7 +104,8 @@ that backprop replays it as it does a kernel's."""
 def _softmax_cross_entropy_with_logits(labels: Tensor, logits: Tensor) -> Tensor:
     """-sum(labels * log_softmax(logits), -1), with the fused gradient softmax(logits) - labels."""
     log_probs = log_softmax(logits, -1)  # recorded when watched: higher orders differentiate the fused gradient
-    value = sum(neg(mul(log_probs, labels)), -1)
+    with no_grad():  # the record below gives its gradient, at every order: its ops' records would go unread
+        value = sum(neg(mul(log_probs, labels)), -1)
     return record_gradient(_SOFTMAX_CROSS_ENTROPY, {"labels": labels, "logits": logits, "log_probs": log_probs}, value)
 
 

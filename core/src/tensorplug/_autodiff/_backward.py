@@ -211,9 +211,10 @@ class GradientPrograms(Protocol):
     """What eager backprop asks of the gradient programs (tp.function's tracing layer has them; the package
     plugs them in): the whole backward pass of a tape from one program, or one record's gradients."""
 
-    def replay_backward(self, records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: Tensor) -> Any:
+    def replay_backward(self, records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: Tensor | None) -> Any:
         """The gradients of ``y`` with respect to each of ``xs`` (None where none flows), from the records of a
-        tape that watched ``xs`` only; or None when the backward pass is to be walked record by record."""
+        tape that watched ``xs`` only, for the upstream gradient ``dy`` (None: ones like ``y``, made inside the
+        program); or None when the backward pass is to be walked record by record."""
 
     def replay_gradient(self, record: Record, dy: Tensor, reachable: set[int]) -> Any:
         """The gradient of each of the record's inputs for the upstream ``dy``, each of its input's shape and
@@ -340,11 +341,17 @@ def _accumulate(grads: dict[int, Tensor], record: Record, name: str, x: Tensor, 
     grads[id(x)] = g if previous is None else add(previous, g)
 
 
-def _seed(y: Any, dy: Any, fname: str) -> tuple[Tensor, Tensor]:
+def _check_output(y: Any, fname: str) -> Tensor:
+    """``y``, f's output, when it can be differentiated: a float Tensor."""
     if not isinstance(y, Tensor):
         raise GradientError(f"{fname}: f must return a Tensor, got {type(y).__name__}")
     if not is_floating(y.dtype):
         raise GradientError(f"{fname}: f returned {describe(y)}; only float outputs can be differentiated")
+    return y
+
+
+def _seed(y: Any, dy: Any, fname: str) -> tuple[Tensor, Tensor]:
+    y = _check_output(y, fname)
     if dy is None:
         if state.tape is None:  # nothing records here (no outer scope): no_grad would change nothing
             return y, ones_like(y)
@@ -425,11 +432,15 @@ def _gradients(
             if hint is None:
                 raise
             raise GradientError(hint) from exc
-    y, seed = _seed(y, dy, fname)
     records = scope.tape.records
     own_tape = scope.tape is not scope._saved
     programs = _gradient_programs() if own_tape else None
-    result = None if programs is None else programs.replay_backward(records, xs, y, seed)
+    result = None
+    if programs is not None and dy is None:  # the seed, ones like y, is made inside the program
+        result = programs.replay_backward(records, xs, _check_output(y, fname), None)
+    if result is None:
+        y, seed = _seed(y, dy, fname)
+        result = None if programs is None or dy is None else programs.replay_backward(records, xs, y, seed)
     if result is None:
         result = _backprop(records, xs, y, seed, own_tape=own_tape)
     for i, g in enumerate(result):

@@ -225,20 +225,6 @@ def stop_gradient(x: Tensor) -> Tensor:
     return tensor(x)
 
 
-def record_gradient(spec: GradientSpec, inputs: dict[str, Tensor], value: Tensor) -> Tensor:
-    """``value`` as the output of one record whose gradient is ``spec`` (``grad(dy, saved, attrs)`` of the inputs
-    it saves), when this thread's tape watches any of ``inputs``; else ``value`` itself. A fused computation of
-    the core whose gradient, unlike a ``custom_grad`` closure, depends on what it saves alone, so that backprop
-    can replay it from a gradient program (``tensorplug._tracing._gradient_programs``)."""
-    tape = state.tape
-    if tape is None or not any(tape.is_watching(x) for x in inputs.values()):
-        return value
-    output: Tensor = wrap_call(
-        value._data, value._backend, value._dtype, tape, spec.kernel_name, dict(inputs), {}, spec
-    )
-    return output
-
-
 def custom_grad(f: Callable[..., tuple[Any, Callable[[Any], Any]]]) -> Callable[..., Any]:
     """Wrap ``f`` so that autodiff uses the gradient it returns instead of differentiating its ops.
 

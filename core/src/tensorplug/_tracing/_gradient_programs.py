@@ -7,9 +7,10 @@ its signature alone: each record's gradient spec and attrs, which tensor each of
 tensor's shape and dtype. So the second time a tape's signature comes, its whole backward pass is walked as
 written under the tracer of ``tp.function`` (on stand-ins of every tensor), and from then on replayed from that
 program through the backend's lowering: its direct calls (``np.multiply(dy, y)``), bit for bit what the ops
-compute (``replay_backward``). A tape that one program cannot serve is walked record by record, and each record
-of the core's own gradients is replayed from a program of its own, keyed by its upstream gradient, inputs and
-saved values, and checked once against its inputs' shapes and dtypes (``replay_gradient``).
+compute (``replay_backward``; with no ``dy`` given, the program makes the seed, ones like ``y``, itself). A tape
+that one program cannot serve is walked record by record, and each record of the core's own gradients is
+replayed from a program of its own, keyed by its upstream gradient, inputs and saved values, and checked once
+against its inputs' shapes and dtypes (``replay_gradient``).
 
 What runs as written instead, every time: gradients whose spec does not declare ``replay=True`` (the core's and
 the gradients plugins declare do, unless they say otherwise; ``tp.register_gradient``'s, gradient sets registered
@@ -41,6 +42,7 @@ from tensorplug._runtime._tensor import Tensor, wrap_storage
 from tensorplug._tracing._pipeline import GRADIENT, build, lower
 from tensorplug._tracing._signature import attrs_key
 from tensorplug._tracing._tracer import Tracer
+from tensorplug.ops import ones_like
 
 __all__ = ["BackwardProgram", "GradientProgram", "clear", "replay_backward", "replay_gradient"]
 
@@ -119,13 +121,34 @@ kernel or a gradient while this one traced, so the program may call the one that
 _lock = threading.Lock()  # a program is stored, or forgotten, with the generation it was traced under
 
 
+_UNKNOWN: Any = object()
+_replayable: dict[str, GradientSpec | None] = {}
+"""Each kernel name's registered gradient when a backward pass may replay it (``replay=True``, a gradient to
+call), else None; filled as backward passes ask, forgotten with the programs."""
+
+
+def _replayable_spec(name: str) -> GradientSpec | None:
+    """The registered gradient of kernel ``name`` when a backward pass may replay it, else None (kept when the
+    registries did not change meanwhile)."""
+    generation = _generation
+    spec = gradient_registry.get(name)
+    if spec is not None and (not spec.replay or spec.grad is None):
+        spec = None
+    with _lock:
+        if generation == _generation:
+            _replayable[name] = spec
+    return spec
+
+
 def clear(key: Any = None) -> None:
-    """Forget every gradient program (a kernel or a gradient changed: what they call may have too)."""
+    """Forget every gradient program and every registry lookup kept (a kernel or a gradient changed: what they call
+    may have too)."""
     global _generation
     with _lock:
         _generation += 1
         _programs.clear()
         _seen.clear()
+        _replayable.clear()
 
 
 kernel_registry.on_change(clear)
@@ -247,53 +270,63 @@ def _untraced(t: Tensor) -> Tensor:
 # -- the whole backward pass of a tape ---------------------------------------------------------------------------
 
 
-def replay_backward(records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: Tensor) -> list[Tensor | None] | None:
+def replay_backward(
+    records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: Tensor | None
+) -> list[Tensor | None] | None:
     """The gradients of ``y`` with respect to each of ``xs`` from one program for the whole backward pass of a
     tape that watched ``xs`` only (traced at the second sighting of its signature: each record's gradient spec
-    and attrs, which tensor each input is, every tensor's shape and dtype); None when it is to be walked record
-    by record (a record whose gradient is not the core's own, or with list inputs or several outputs)."""
-    backend = dy._backend
+    and attrs, which tensor each input is, every tensor's shape and dtype), for the upstream gradient ``dy``
+    (None: ones like ``y``, made by the program from ``y``'s storage, its first argument then); None when it is
+    to be walked record by record (a record whose gradient is not the core's own, or with list inputs or several
+    outputs)."""
+    first = y if dy is None else dy  # argument 0: the seed, or what the program makes it from
+    backend = first._backend
     if backend is not engine.active or backend.lazy or not WHOLE_PASSES:
         return None
-    tensors: list[Tensor] = [dy, *xs]
+    tensors: list[Tensor] = [first, *xs]
     register = {id(t): i for i, t in enumerate(tensors)}
-    key: list[Any] = [backend, dy._data.shape, dy.dtype]
+    key: list[Any] = [backend, dy is None, first._data.shape, first.dtype]
     if len(register) != len(tensors):
         return None  # an argument twice, or as the seed: the walk tells them apart by identity
+    if dy is None:
+        del register[id(y)]  # y is the output of a record, registered there
     for x in xs:
         if x._backend is not backend:
             return None
         key += (x._data.shape, x.dtype)
-    get = gradient_registry.get
-    for record in records:
-        spec = record.grad
+    replayable = _replayable
+    for name, inputs, attrs, outputs, spec in records:  # a Record's fields, unpacked: one step per record
         if spec is None:
-            spec = get(record.kernel_name)
+            spec = replayable.get(name, _UNKNOWN)
+            if spec is _UNKNOWN:
+                spec = _replayable_spec(name)
             if spec is None:
                 return None
-        if not spec.replay or spec.grad is None:
+        elif not spec.replay or spec.grad is None:
             return None
-        outputs = record.outputs
         if type(outputs) is not tuple:
             return None
-        attrs = attrs_key(record.attrs)
-        if attrs is None:
-            return None
-        key += (id(spec), attrs)
-        for value in record.inputs.values():
+        if attrs:
+            keyed = attrs_key(attrs)
+            if keyed is None:
+                return None
+            key += (id(spec), keyed)
+        else:
+            key += (id(spec), ())
+        for value in inputs.values():
             reg = register.get(id(value))
             if reg is None:
                 if type(value) is list or type(value) is tuple or value._backend is not backend:
                     return None
                 reg = register[id(value)] = len(tensors)
                 tensors.append(value)
-                key += (reg, value._data.shape, value.dtype)  # read, not made by a record: its spec
+                key += (reg, value._data.shape, value._dtype or value.dtype)  # read, not made by a record: its spec
             else:
                 key.append(reg)
         out = outputs[0]
         register[id(out)] = len(tensors)
         tensors.append(out)
-        key += (out._data.shape, out.dtype)
+        key += (out._data.shape, out._dtype or out.dtype)
     y_register = register.get(id(y))
     if y_register is None:
         return None
@@ -301,17 +334,19 @@ def replay_backward(records: list[Record], xs: Sequence[Tensor], y: Tensor, dy: 
     signature = tuple(key)
     entry = _programs.get(signature)
     if entry is None:
-        return _sighted(signature, lambda: _trace_backward(records, tensors, register, len(xs), y_register))
+        ones = dy is None
+        return _sighted(signature, lambda: _trace_backward(records, tensors, register, len(xs), y_register, ones))
     if not isinstance(entry, BackwardProgram):
         return None
     return entry.run([t._data for t in tensors], backend)  # None: walked record by record, raising what it raises
 
 
 def _trace_backward(
-    records: list[Record], tensors: list[Tensor], register: dict[int, int], count: int, y_register: int
+    records: list[Record], tensors: list[Tensor], register: dict[int, int], count: int, y_register: int, ones: bool
 ) -> Traced:
-    """Trace the backward pass of ``records`` (``tensors``: the seed, the ``count`` arguments, then every other
-    tensor the records read or make) walked record by record, as written, on stand-ins of every tensor."""
+    """Trace the backward pass of ``records`` (``tensors``: the seed, or with ``ones`` what the seed is made of,
+    ones like it; the ``count`` arguments; then every other tensor the records read or make) walked record by
+    record, as written, on stand-ins of every tensor."""
     dy = tensors[0]
     backend = dy._backend
     tracer = Tracer("backward pass", backend)
@@ -330,7 +365,8 @@ def _trace_backward(
                 for record in records
             ]
             xs = copies[1 : count + 1]
-            written = _backprop(stand_ins, xs, copies[y_register], copies[0], own_tape=True)
+            seed = ones_like(copies[0]) if ones else copies[0]
+            written = _backprop(stand_ins, xs, copies[y_register], seed, own_tape=True)
             leaves = [g for g in written if g is not None]
             outputs = [tracer._input(g._data) for g in leaves]
     except Exception:

@@ -19,12 +19,14 @@ from typing import Any
 import numpy as np
 
 from tensorplug import kernel_names as K
+from tensorplug._autodiff._record import record_gradient
 from tensorplug._runtime._engine import dispatch
 from tensorplug._runtime._errors import DTypeError, InvalidArgumentError, ShapeError
-from tensorplug._runtime._state import no_grad
+from tensorplug._runtime._registry import BUILTIN, GradientSpec
+from tensorplug._runtime._state import no_grad, state
 from tensorplug._runtime._tensor import Tensor, describe
 from tensorplug.ops._args import check_float, to_float
-from tensorplug.ops._binary import sub, where
+from tensorplug.ops._binary import mul, sub, where
 from tensorplug.ops._convert import as_tensor
 from tensorplug.ops._promote import promote_operands
 from tensorplug.ops._reduction import max as max_
@@ -72,10 +74,32 @@ def log_softmax(logits: Any, axis: int = -1) -> Tensor:
     dim = normalize_axis("log_softmax", axis, logits.ndim)
     if logits.shape[dim] == 0:  # no logits along the axis: an empty result, nothing to normalise
         return identity(logits)
-    with no_grad():  # log_softmax does not change when every logit shifts: no gradient flows here
-        shift = max_(logits, dim, keepdims=True)
+    if state.tape is None:  # nothing records here: the ops alone
+        return _log_softmax(logits, dim)
+    with no_grad():  # one record instead of the ops': the gradient below is that of their composition
+        value = _log_softmax(logits, dim)
+    return record_gradient(_LOG_SOFTMAX, {"logits": logits}, value, {"dim": dim})
+
+
+def _log_softmax(logits: Tensor, dim: int) -> Tensor:
+    shift = max_(logits, dim, keepdims=True)  # log_softmax does not change when every logit shifts
     shifted = sub(logits, shift)
     return sub(shifted, log(sum_(exp(shifted), dim, keepdims=True)))
+
+
+def _log_softmax_gradient(dy: Tensor, saved: tuple[Any, ...], attrs: dict[str, Any]) -> tuple[Tensor]:
+    """dy - softmax(logits) * sum(dy) along the axis, with softmax(logits) as exp of the saved log-probabilities:
+    written with ops, so differentiable again."""
+    (log_probs,) = saved
+    return (sub(dy, mul(exp(log_probs), sum_(dy, attrs["dim"], keepdims=True))),)
+
+
+_LOG_SOFTMAX = GradientSpec(
+    "LogSoftmax", _log_softmax_gradient, inputs_to_save=(), outputs_to_save=(0,), source=BUILTIN, replay=True
+)
+"""log_softmax as one record on the tape (as softmax cross-entropy is), not the six of its ops: a training step
+records, and its backward pass walks, five records fewer. Its gradient depends on what it saves and the axis
+alone, so backprop replays it from the gradient programs as it does a kernel's."""
 
 
 # -- convolution ---------------------------------------------------------------

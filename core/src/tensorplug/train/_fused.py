@@ -223,10 +223,11 @@ class FusedUpdate:
         self, tensors: dict[str, Tensor], scalars: tuple[float | Tensor, ...], attrs: dict[str, Any] | None = None
     ) -> list[Tensor]:
         variable = tensors["var"]
-        made = self.scalars.get(variable.dtype)
+        dtype = variable._dtype or variable.dtype  # (known once asked: read once)
+        made = self.scalars.get(dtype)
         if made is None:  # the scalar tensors the ops would make of these numbers beside the variable (cached)
             values = (v if isinstance(v, Tensor) else scalar_like(v, variable) for v in scalars)
-            made = self.scalars[variable.dtype] = dict(zip(self.spec.scalars, values, strict=True))
+            made = self.scalars[dtype] = dict(zip(self.spec.scalars, values, strict=True))
         inputs = {**tensors, **made}
         backend = self.backend
         raw = {}
@@ -245,7 +246,14 @@ class FusedUpdate:
                 f"fused update {self.spec.name!r} on backend {backend.name!r} failed for inputs {described} and "
                 f"attrs {attrs!r}: {type(exc).__name__}: {exc}"
             ) from exc
-        return [wrap_storage(o, backend, variable.dtype) for o in outputs]
+        return [wrap_storage(o, backend, dtype) for o in outputs]
+
+
+_owned: dict[str, tuple[dict[str, Any], Backend, bool]] = {}
+"""Per update name: the dispatch table and backend last asked about, and whether every kernel of the update's ops
+was that backend's own. Valid while that table is the engine's: the engine puts a new one in place whenever a
+lookup may find something else (a kernel registered or removed, the backend switched or re-initialised, an
+observer)."""
 
 
 def fused_update(update: FusedUpdateSpec) -> FusedUpdate | None:
@@ -256,10 +264,23 @@ def fused_update(update: FusedUpdateSpec) -> FusedUpdate | None:
     fn = backend.fused_update(update.name)  # the name, a plain str, as the backend contract has it
     if fn is None:
         return None
+    table = engine.table
+    owned = _owned.get(update.name)
+    if owned is not None and owned[0] is table and owned[1] is backend:
+        own = owned[2]
+    else:
+        own = _own_kernels(update, backend)
+        if table is engine.table:  # else the table changed while this looked: asked again at the next step
+            _owned[update.name] = (table, backend, own)
+    return FusedUpdate(update, fn, backend) if own else None
+
+
+def _own_kernels(update: FusedUpdateSpec, backend: Backend) -> bool:
+    """Whether every kernel of the ops ``update`` stands for is ``backend``'s own (none registered over it)."""
     backend_spec = engine.specs.get(backend.name)
     own = backend_spec.source if backend_spec is not None else None
     for op_kernel in update.kernels:
         spec = kernel_registry.get((op_kernel, backend.name))
         if spec is None or spec.source != own:
-            return None
-    return FusedUpdate(update, fn, backend)
+            return False
+    return True
