@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from tensorplug_torch._factories import binary
-from tensorplug_torch._graphs import reads_to_host
+from tensorplug_torch._host_reads import reads_to_host
 
 
 def _squared_difference(a: Any, b: Any) -> Any:

@@ -22,14 +22,15 @@ import os
 import threading
 import warnings
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
 import tensorplug as tp
 from tensorplug import kernel_names as K
+from tensorplug_torch._host_reads import reads_to_host
 
 if TYPE_CHECKING:
     from tensorplug_torch._backend import TorchBackend
@@ -57,8 +58,6 @@ _RANDOM = frozenset(K.RANDOM)
 _ON = ("1", "true", "on", "yes")
 _OFF = ("0", "false", "off", "no")
 
-Kernel = TypeVar("Kernel", bound=Callable[..., Any])
-
 
 # -- the switch ----------------------------------------------------------------------------------------------------
 
@@ -82,23 +81,6 @@ def graphs_switch(option: bool | None) -> bool:
 
 
 # -- what a graph cannot hold -----------------------------------------------------------------------------------------
-
-
-def _always(specs: Mapping[str, Any]) -> bool:
-    return True
-
-
-def reads_to_host(kernel: Kernel, when: Callable[[Mapping[str, Any]], bool] | None = None) -> Kernel:
-    """Declare that ``kernel`` reads device values back to the host (a device sync: to check an index, say), or
-    does so for the inputs that ``when(specs)`` is true of (``specs``: each input's ``tp.TensorSpec`` by name, a
-    list for a list input). A CUDA graph cannot capture such a call: a ``tp.function`` program that makes one keeps
-    its plain replay on CUDA. Returns ``kernel``, so that it decorates::
-
-        @reads_to_host
-        def my_kernel(inputs, attrs, backend): ...
-    """
-    kernel.reads_to_host = when if when is not None else _always  # type: ignore[attr-defined]
-    return kernel
 
 
 def _input_specs(program: tp.Program, step: tp.Step) -> dict[str, Any]:

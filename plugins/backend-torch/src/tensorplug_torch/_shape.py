@@ -16,7 +16,7 @@ import torch
 
 from tensorplug_torch._backend import DTYPES
 from tensorplug_torch._factories import unary
-from tensorplug_torch._graphs import reads_to_host
+from tensorplug_torch._host_reads import reads_to_host
 
 _FLOAT32_MAX = torch.finfo(torch.float32).max
 
