@@ -74,6 +74,7 @@ from tensorplug._runtime._registry import (
     KernelSpec,
     LayeredRegistry,
 )
+from tensorplug._runtime._spec_types import with_fields
 
 ENTRY_POINT_GROUP = "tensorplug"
 
@@ -240,15 +241,16 @@ def _apply(
         for name in [*direct.backends, *(s.name for s in backends)]:
             check_claim(name, info.distribution, info.version, _owners, engine.specs)
         for bspec in backends:
-            engine.add_backend(replace(bspec, source=info.distribution))
+            engine.add_backend(with_fields(bspec, source=info.distribution))
             undo.append(_backend_remover(bspec.name))
         for kind, specs in zip(KINDS, tables, strict=True):
             registry = kind.registry
-            # (replace, not a copy of __dict__: a spec whose __dict__ was made reads its fields ~3x slower, and the
-            # backward pass reads a GradientSpec's at every step)
+            # (made by its __init__, not a copy of __dict__: a spec whose __dict__ was made reads its fields ~3x
+            # slower, and the backward pass reads a GradientSpec's at every step)
             # (a plugin written before contract 1.1 keeps the runtime defaults: its gradients run as written)
             declared = layer == LAYER_BUILTIN or written_for_defaults(info.contract)
-            added = [replace(spec, source=info.distribution, **kind.settled(spec, declared=declared)) for spec in specs]
+            source = info.distribution
+            added = [with_fields(spec, source=source, **kind.settled(spec, declared=declared)) for spec in specs]
             undo.append(_discarder(registry, added))
             notes += _add_all(registry, added, layer, rank)
     except BaseException as exc:
