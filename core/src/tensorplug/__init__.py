@@ -9,13 +9,15 @@ Loaded on first use, to keep ``import tensorplug`` cheap, yet listed by
 ``dir(tp)``: ``tp.function`` (trace and replay), ``tp.train`` (optimizers),
 ``tp.initializers`` (weight initialisers), ``tp.datasets``, ``tp.testing``,
 ``tp.profile``, ``tp.time``, ``tp.debug``, ``tp.coverage``, ``tp.memory``, ``tp.persist``, ``tp.export`` (write a
-traced function in a format an exporter plugin adds: ``tp.exporters()`` lists them), and the checkpoints:
-``tp.save``, ``tp.load``, ``tp.restore`` (the ``safetensors`` package is imported by the first of them called).
+traced function in a format an exporter plugin adds: ``tp.exporters()`` lists them), ``tp.losses``, the functions
+that register, unregister and list registry entries (``tp.register_kernel``, ``tp.kernel_stack``,
+``tp.use_gradients``...), and the checkpoints: ``tp.save``, ``tp.load``, ``tp.restore`` (the ``safetensors``
+package is imported by the first of them called).
 """
 
 from typing import TYPE_CHECKING, Any
 
-from tensorplug import kernel_names, losses, ops
+from tensorplug import kernel_names, ops
 from tensorplug._autodiff import _backward
 from tensorplug._autodiff._tape import (
     VariableGrads,
@@ -27,39 +29,8 @@ from tensorplug._autodiff._tape import (
     value_and_grads,
     variable_grads,
 )
-from tensorplug._plugins._decompositions import (
-    decomposition_stack,
-    decompositions,
-    register_decomposition,
-    unregister_decomposition,
-)
-from tensorplug._plugins._exporters import exporters, register_exporter, unregister_exporter
 from tensorplug._plugins._loading import plugins
 from tensorplug._plugins._notes import PluginInfo
-from tensorplug._plugins._overrides import (
-    gradient_overrides,
-    gradient_sets,
-    register_gradient_set,
-    unregister_gradient_set,
-    use_gradients,
-)
-from tensorplug._plugins._registration import (
-    get_gradient,
-    get_kernel,
-    gradient_stack,
-    kernel_stack,
-    kernels_for_backend,
-    register_gradient,
-    register_kernel,
-    unregister_gradient,
-    unregister_kernel,
-)
-from tensorplug._plugins._translations import (
-    register_translation,
-    translation_stack,
-    translations,
-    unregister_translation,
-)
 from tensorplug._runtime import _engine
 from tensorplug._runtime._backend import Backend
 from tensorplug._runtime._dtypes import DTYPES, DType, bool_, float32, float64, int32, int64
@@ -183,12 +154,39 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "CheckpointError": ("tensorplug.train._checkpoint", "CheckpointError"),
     "export": ("tensorplug._tracing._export", "export"),
     "ExportRequest": ("tensorplug._tracing._export", "ExportRequest"),
+    "losses": ("tensorplug.losses", None),
+    # The registration functions (the loader registers plugins' declarations without them).
+    "decomposition_stack": ("tensorplug._plugins._decompositions", "decomposition_stack"),
+    "decompositions": ("tensorplug._plugins._decompositions", "decompositions"),
+    "register_decomposition": ("tensorplug._plugins._decompositions", "register_decomposition"),
+    "unregister_decomposition": ("tensorplug._plugins._decompositions", "unregister_decomposition"),
+    "exporters": ("tensorplug._plugins._exporters", "exporters"),
+    "register_exporter": ("tensorplug._plugins._exporters", "register_exporter"),
+    "unregister_exporter": ("tensorplug._plugins._exporters", "unregister_exporter"),
+    "gradient_overrides": ("tensorplug._plugins._overrides", "gradient_overrides"),
+    "gradient_sets": ("tensorplug._plugins._overrides", "gradient_sets"),
+    "register_gradient_set": ("tensorplug._plugins._overrides", "register_gradient_set"),
+    "unregister_gradient_set": ("tensorplug._plugins._overrides", "unregister_gradient_set"),
+    "use_gradients": ("tensorplug._plugins._overrides", "use_gradients"),
+    "get_gradient": ("tensorplug._plugins._registration", "get_gradient"),
+    "get_kernel": ("tensorplug._plugins._registration", "get_kernel"),
+    "gradient_stack": ("tensorplug._plugins._registration", "gradient_stack"),
+    "kernel_stack": ("tensorplug._plugins._registration", "kernel_stack"),
+    "kernels_for_backend": ("tensorplug._plugins._registration", "kernels_for_backend"),
+    "register_gradient": ("tensorplug._plugins._registration", "register_gradient"),
+    "register_kernel": ("tensorplug._plugins._registration", "register_kernel"),
+    "unregister_gradient": ("tensorplug._plugins._registration", "unregister_gradient"),
+    "unregister_kernel": ("tensorplug._plugins._registration", "unregister_kernel"),
+    "register_translation": ("tensorplug._plugins._translations", "register_translation"),
+    "translation_stack": ("tensorplug._plugins._translations", "translation_stack"),
+    "translations": ("tensorplug._plugins._translations", "translations"),
+    "unregister_translation": ("tensorplug._plugins._translations", "unregister_translation"),
 }
 
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from tensorplug import datasets, initializers, train
+    from tensorplug import datasets, initializers, losses, train
 
     testing: ModuleType  # not imported here, as it imports the package: its names are typed in tensorplug.testing
     from tensorplug._inspection._coverage import Coverage, CoverageRow, coverage
@@ -196,6 +194,37 @@ if TYPE_CHECKING:
     from tensorplug._inspection._memory import memory
     from tensorplug._inspection._profile import KernelProfile, KernelSummary, Profile, Timing, profile
     from tensorplug._inspection._profile import time as time
+    from tensorplug._plugins._decompositions import (
+        decomposition_stack,
+        decompositions,
+        register_decomposition,
+        unregister_decomposition,
+    )
+    from tensorplug._plugins._exporters import exporters, register_exporter, unregister_exporter
+    from tensorplug._plugins._overrides import (
+        gradient_overrides,
+        gradient_sets,
+        register_gradient_set,
+        unregister_gradient_set,
+        use_gradients,
+    )
+    from tensorplug._plugins._registration import (
+        get_gradient,
+        get_kernel,
+        gradient_stack,
+        kernel_stack,
+        kernels_for_backend,
+        register_gradient,
+        register_kernel,
+        unregister_gradient,
+        unregister_kernel,
+    )
+    from tensorplug._plugins._translations import (
+        register_translation,
+        translation_stack,
+        translations,
+        unregister_translation,
+    )
     from tensorplug._runtime._lazy import persist
     from tensorplug._runtime._program import (
         Assign,

@@ -34,13 +34,23 @@ def _name_problem(value: object) -> str | None:
     return None
 
 
+_KERNEL_NAMES_OK: set[str] = set()  # kernel names found well-formed (every backend declares the same ones)
+
+
 def _kernel_name_problem(value: object) -> str | None:
+    if type(value) is str and value in _KERNEL_NAMES_OK:  # (an exact str: a subclass may hash as another)
+        return None
     problem = _name_problem(value)
     if problem is None and isinstance(value, str):
         canonical = _CANONICAL.get(value.lower())
         if canonical is not None and canonical != value:
             problem = f"differs from the canonical kernel name {canonical!r} only in case (see tp.kernel_names)"
+    if problem is None and type(value) is str:
+        _KERNEL_NAMES_OK.add(value)
     return problem
+
+
+_MODULES_OK: set[str] = set()  # module names of lazy references found well-formed (a plugin names a few, often)
 
 
 def _lazy_problem(value: object, none_ok: bool = False) -> str | None:
@@ -51,8 +61,12 @@ def _lazy_problem(value: object, none_ok: bool = False) -> str | None:
         return None
     if isinstance(value, str):
         module, sep, attr = value.partition(":")
+        if sep and module in _MODULES_OK and attr.isidentifier():
+            return None  # (the usual case: one set lookup)
         dotted_ok = all(map(str.isidentifier, module.split("."))) and all(map(str.isidentifier, attr.split(".")))
         if sep and dotted_ok:
+            if type(module) is str:  # (an exact str: a subclass may hash as another)
+                _MODULES_OK.add(module)
             return None
         return f"lazy reference {value!r} is not of the form 'package.module:attribute'"
     allowed = "a callable, a 'module:attribute' name" + (" or None" if none_ok else "")
