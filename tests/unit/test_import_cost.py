@@ -80,3 +80,16 @@ def test_registration_functions_and_losses_are_loaded_on_first_use() -> None:
     found = _modules_after_import(use)
     assert [name for name in REGISTRATION_MODULES if name in found["loaded"]] == []
     assert [name for name in REGISTRATION_MODULES if name not in found["after_use"]] == []
+
+
+def test_recording_a_call_reads_input_orders_without_the_kernel_reference() -> None:
+    use = "assert tp.grad(lambda v: tp.sum(v * v - v))(tp.tensor([1.0, 2.0])).tolist() == [1.0, 3.0]"
+    found = _modules_after_import(use)
+    assert "tensorplug.kernel_reference" not in found["after_use"]
+
+
+def test_the_input_orders_are_the_kernel_references() -> None:
+    from tensorplug import kernel_names
+    from tensorplug.kernel_reference import input_order
+
+    assert {k: input_order(k) for k in kernel_names.CATALOGUE if input_order(k)} == kernel_names.INPUTS

@@ -100,19 +100,11 @@ def _load_gradient_programs() -> _backward.GradientPrograms:
     return _gradient_programs
 
 
-def _input_order(kernel_name: str) -> tuple[str, ...] | None:
-    """The order in which a core kernel's reference entry lists its inputs; the kernel reference is imported the
-    first time a core kernel of several inputs is recorded, and then plugged in itself."""
-    from tensorplug.kernel_reference import input_order
-
-    _engine.input_orders_from(input_order)
-    return input_order(kernel_name)
-
-
 # The core's gradients are replayed from programs traced once per signature.
 _backward.replay_gradients_with(_load_gradient_programs)
-# The tape keeps a core kernel's inputs in the order its reference entry lists them.
-_engine.input_orders_from(_input_order)
+# The tape keeps a core kernel's inputs in the order its reference entry lists them (kernel_names.INPUTS, generated
+# from the entries: the kernel reference itself is not imported to record a call).
+_engine.input_orders_from(kernel_names.INPUTS.get)
 
 # Loaded on first use (``tp.train``, ``tp.profile``...), so that ``import tensorplug`` stays cheap: each of
 # these modules costs milliseconds of dataclass and class creation that most programs never need.
