@@ -15,6 +15,7 @@ that register, unregister and list registry entries (``tp.register_kernel``, ``t
 package is imported by the first of them called).
 """
 
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from tensorplug import kernel_names, ops
@@ -176,8 +177,6 @@ _LAZY: dict[str, tuple[str, str | None]] = {
 }
 
 if TYPE_CHECKING:
-    from types import ModuleType
-
     from tensorplug import datasets, initializers, losses, train
 
     testing: ModuleType  # not imported here, as it imports the package: its names are typed in tensorplug.testing
@@ -388,9 +387,16 @@ __all__ = [
 __all__ += ops.__all__
 # tp.time is public but stays out of __all__: `from tensorplug import *` must not shadow the time module.
 
-from tensorplug import gradients as _builtin_gradients  # noqa: E402
 from tensorplug._plugins._env import _truthy  # noqa: E402
 from tensorplug._plugins._loading import load_plugins as _load_plugins  # noqa: E402
+
+
+def _builtin_gradients() -> ModuleType:
+    """The core's gradients, the built-in plugin: imported when they are first needed (the loader defers them)."""
+    from tensorplug import gradients
+
+    return gradients
+
 
 _load_plugins(_builtin_gradients, __version__)
 

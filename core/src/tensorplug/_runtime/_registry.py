@@ -67,11 +67,31 @@ def _precedence(entry: _Entry[Any]) -> tuple[int, int]:
     return entry.layer, entry.rank
 
 
+class Deferred(NamedTuple):
+    """Entries a table adds when first used (:meth:`LayeredRegistry.defer`): ``load()`` returns them, added at
+    ``layer`` and ``rank``."""
+
+    load: Callable[[], Sequence[Any]]
+    layer: int
+    rank: int
+
+
+class _Stacks(dict[Hashable, list[_Entry[Any]]]):
+    """A registry's stacks at one moment, and what it had deferred then (:meth:`LayeredRegistry.snapshot`)."""
+
+    def __init__(self, stacks: Mapping[Hashable, list[_Entry[Any]]], deferred: Deferred | None) -> None:
+        super().__init__(stacks)
+        self.deferred = deferred
+
+
 class LayeredRegistry(Generic[S]):
     """A map from key to a precedence-ordered stack of specs; the top entry is active.
 
     Safe to read from any thread while another writes: writers hold ``lock`` and never change a
     stack in place, they put a new list in its slot, so a reader sees a whole stack, old or new.
+
+    Entries may be declared deferred (:meth:`defer`): added, as if they had been there all along, the first time
+    the table is read or written (a ``get`` that finds its key reads nothing more).
     """
 
     def __init__(self, kind: str) -> None:
@@ -80,6 +100,45 @@ class LayeredRegistry(Generic[S]):
         self.lock = threading.RLock()
         self._listeners: list[Callable[[Hashable], None]] = []
         self._counter = 0
+        self._deferred: Deferred | None = None
+        self._settling = False
+
+    # -- deferred entries -------------------------------------------------------------------------------------------
+
+    @property
+    def deferred(self) -> Deferred | None:
+        """The entries declared but not added yet (:meth:`defer`), or None."""
+        return self._deferred
+
+    def defer(self, deferred: Deferred | None) -> None:
+        """Declare entries to add when the table is first used: ``deferred.load()`` returns them (importing what
+        declares them), added at ``deferred.layer`` and ``deferred.rank`` without a word to the listeners (they
+        count as there all along). None takes back what is still deferred."""
+        with self.lock:
+            self._deferred = deferred
+
+    def settle(self) -> None:
+        """Add the deferred entries now, if any. Other threads wait until they are in; the thread adding them
+        sees the table without them meanwhile (what it imports may read it)."""
+        if self._deferred is None:
+            return
+        with self.lock:
+            deferred = self._deferred
+            if deferred is None or self._settling:
+                return
+            self._settling = True
+            try:
+                specs: Sequence[S] = deferred.load()
+                stacks: dict[Hashable, list[_Entry[S]]] = self._stacks
+                for spec in specs:
+                    stack: list[_Entry[S]] = list(stacks.get(spec.key, ()))
+                    stack.append(_Entry(deferred.layer, deferred.rank, spec))
+                    if len(stack) > 1:
+                        stack.sort(key=_precedence)
+                    stacks[spec.key] = stack
+                self._deferred = None
+            finally:
+                self._settling = False
 
     def on_change(self, listener: Callable[[Hashable], None]) -> None:
         self._listeners.append(listener)
@@ -93,6 +152,7 @@ class LayeredRegistry(Generic[S]):
 
         Readers in other threads see the stack before or after, never in between.
         """
+        self.settle()
         key = spec.key
         with self.lock:
             if rank is None:
@@ -114,6 +174,7 @@ class LayeredRegistry(Generic[S]):
         One plugin's declarations of a kind are added this way at import, under one hold of the lock (a reader
         sees each stack old or new, as with ``add``), at half the cost of ``add`` per spec.
         """
+        self.settle()
         tops: list[tuple[int, S] | None] = []
         with self.lock:
             stacks = self._stacks
@@ -131,6 +192,7 @@ class LayeredRegistry(Generic[S]):
 
     def discard(self, spec: S) -> bool:
         """Remove exactly this spec (used for rollback); True if it was there."""
+        self.settle()
         key = spec.key
         with self.lock:
             stack = self._stacks.get(key)
@@ -148,6 +210,7 @@ class LayeredRegistry(Generic[S]):
 
     def pop(self, key: Hashable, source: str | None = None) -> S:
         """Remove the active spec for ``key`` (or the topmost one from ``source``) and return it."""
+        self.settle()
         with self.lock:
             stack = self._stacks.get(key)
             candidates = [e for e in stack or () if source is None or e.spec.source == source]
@@ -168,25 +231,38 @@ class LayeredRegistry(Generic[S]):
 
     def get(self, key: Hashable) -> S | None:
         stack = self._stacks.get(key)
-        return stack[-1].spec if stack else None
+        if stack:
+            return stack[-1].spec
+        if self._deferred is not None:  # (only a miss looks further)
+            self.settle()
+            stack = self._stacks.get(key)
+            return stack[-1].spec if stack else None
+        return None
 
     def stack(self, key: Hashable) -> list[S]:
         """Every spec registered for ``key``, lowest precedence first."""
+        self.settle()
         return [e.spec for e in self._stacks.get(key, ())]
 
     def top_layer(self, key: Hashable) -> tuple[int, S] | None:
+        self.settle()
         stack = self._stacks.get(key)
         return (stack[-1].layer, stack[-1].spec) if stack else None
 
     def keys(self) -> list[Hashable]:
+        self.settle()
         return list(self._stacks)
 
     def __iter__(self) -> Iterator[S]:
+        self.settle()
         return iter([stack[-1].spec for stack in list(self._stacks.values())])
 
-    def snapshot(self) -> Mapping[Hashable, list[_Entry[S]]]:
-        """Every stack as it is now: a shallow copy is enough, as writers never change a stack in place."""
-        return dict(self._stacks)
+    def snapshot(self, settle: bool = True) -> Mapping[Hashable, list[_Entry[S]]]:
+        """Every stack as it is now: a shallow copy is enough, as writers never change a stack in place. With
+        ``settle=False`` the deferred entries stay deferred, and :meth:`restore` defers them again."""
+        if settle:
+            self.settle()
+        return _Stacks(self._stacks, self._deferred)
 
     def added_since(self, snapshot: Mapping[Hashable, list[_Entry[S]]]) -> list[S]:
         """The specs registered after ``snapshot`` was taken (and still registered)."""
@@ -209,11 +285,13 @@ class LayeredRegistry(Generic[S]):
         return removed
 
     def restore(self, snapshot: Mapping[Hashable, list[_Entry[S]]]) -> None:
-        """Put every stack back as it was in ``snapshot``: what was added since goes, what was removed returns."""
+        """Put every stack back as it was in ``snapshot``: what was added since goes, what was removed returns (and
+        what was deferred then is deferred again)."""
         with self.lock:
             now: dict[Hashable, list[_Entry[S]]] = self._stacks
             changed = [key for key in {*now, *snapshot} if now.get(key) is not snapshot.get(key)]
             self._stacks = dict(snapshot)  # the very lists of then (never changed in place), in their order
+            self._deferred = snapshot.deferred if isinstance(snapshot, _Stacks) else None
         for key in changed:
             self._changed(key)
 
