@@ -100,3 +100,14 @@ def test_methods_are_written_once() -> None:
         assert issubclass(cls, _spec_types.FrozenFields)
         for method in ("__eq__", "__hash__", "__repr__", "__setattr__", "__delattr__"):
             assert method not in vars(cls), f"{cls.__name__}.{method}"
+
+
+@pytest.mark.parametrize("cls", SPEC_TYPES, ids=lambda c: c.__name__)
+def test_with_fields_is_dataclasses_replace(cls: type[Any]) -> None:
+    spec = cls(**_sample(cls, "1"))
+    stamped = _spec_types.with_fields(spec, source="tensorplug-x")
+    assert type(stamped) is cls
+    assert stamped == dataclasses.replace(spec, source="tensorplug-x")
+    assert list(vars(stamped)) == [f.name for f in dataclasses.fields(cls)]  # set in field order, as __init__ does
+    with pytest.raises(TypeError):
+        _spec_types.with_fields(spec, no_such_field=1)

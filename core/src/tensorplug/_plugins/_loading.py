@@ -247,12 +247,13 @@ def _apply(module: ModuleType, info: PluginInfo, layer: int, rank: int, strict: 
             if not specs:
                 continue  # (a table it declares nothing for is not even read: its deferred entries stay deferred)
             registry = kind.registry
-            # (made by its __init__, not a copy of __dict__: a spec whose __dict__ was made reads its fields ~3x
-            # slower, and the backward pass reads a GradientSpec's at every step)
-            # (a plugin written before contract 1.1 keeps the runtime defaults: its gradients run as written)
-            declared = written_for_defaults(info.contract)
-            source = info.distribution
-            added = [with_fields(spec, source=source, **kind.settled(spec, declared=declared)) for spec in specs]
+            # (with_fields sets a copy's fields in order, never its __dict__: a spec whose __dict__ was made reads
+            # its fields ~3x slower; a plugin written before contract 1.1 keeps the runtime defaults)
+            declared, source = written_for_defaults(info.contract), info.distribution
+            if kind.defaults:
+                added = [with_fields(s, source=source, **kind.settled(s, declared=declared)) for s in specs]
+            else:
+                added = [with_fields(spec, source=source) for spec in specs]
             undo.append(_discarder(registry, added))
             notes += _add_all(registry, added, layer, rank)
     except BaseException as exc:

@@ -87,8 +87,9 @@ def validate(spec: Spec) -> None:
         problems["kernel_name"] = _kernel_name_problem(spec.kernel_name)
         problems["backend_name"] = _name_problem(spec.backend_name)
         problems["kernel"] = _lazy_problem(spec.kernel)
-        problems["setup"] = _lazy_problem(spec.setup, none_ok=True)
-        problems["dispose"] = _lazy_problem(spec.dispose, none_ok=True)
+        if spec.setup is not None or spec.dispose is not None:  # (most kernels have neither)
+            problems["setup"] = _lazy_problem(spec.setup, none_ok=True)
+            problems["dispose"] = _lazy_problem(spec.dispose, none_ok=True)
         problems["override"] = None if isinstance(spec.override, bool) else "must be True or False"
         problems["optional"] = None if isinstance(spec.optional, bool) else "must be True or False"
     elif isinstance(spec, GradientSpec):
@@ -115,8 +116,8 @@ def validate(spec: Spec) -> None:
         problems["factory"] = _lazy_problem(spec.factory)
         problems["description"] = None if isinstance(spec.description, str) else "must be a str"
         problems["replay"] = _replay_problem(spec.replay)
-    found = [f"{name} {problem}" for name, problem in problems.items() if problem]
-    if found:
+    if any(problems.values()):
+        found = [f"{name} {problem}" for name, problem in problems.items() if problem]
         raise PluginProblem(f"malformed {_spec_text(spec):.120}: {'; '.join(found)}")
 
 

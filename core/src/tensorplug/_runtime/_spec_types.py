@@ -343,8 +343,13 @@ _OWN_INIT = frozenset(
 
 
 def with_fields(spec: Any, **changes: Any) -> Any:
-    """``dataclasses.replace(spec, **changes)``, at half its cost for an instance of the types here (whose fields
-    are all their ``__init__``'s arguments); an instance of any other dataclass goes through ``replace``."""
-    if type(spec) in _OWN_INIT:
-        return type(spec)(**{**vars(spec), **changes})
-    return replace(spec, **changes)
+    """``dataclasses.replace(spec, **changes)``, at a third of its cost for an instance of the types here (whose
+    fields are all its attributes, set in order by ``__init__``: the copy shares its instance-dict layout); an
+    instance of any other dataclass goes through ``replace``."""
+    values = vars(spec)
+    if type(spec) not in _OWN_INIT or not changes.keys() <= values.keys():
+        return replace(spec, **changes)
+    new = object.__new__(type(spec))
+    for name, value in values.items():
+        _set(new, name, changes.get(name, value))
+    return new
