@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import tensorplug as tp
-from tensorplug._tools._bench import blas, isolated, report, timing, workloads
+from tensorplug._tools._bench import blas, cnn, isolated, report, timing, workloads
 from tensorplug._tools._bench.timing import FULL, QUICK
 from tensorplug._tools._cli import main
 
@@ -40,6 +40,8 @@ NUMPY_ROWS = {
     "grad of sum(tanh(x*w+b)), 1 element, tp.function": ("NumPy by hand", 1.10),
     "MLP 64-32-10 batch 32, SGD step, tp.function": ("NumPy by hand", 1.10),
     "MLP 784-256-256-10 batch 128, SGD step, tp.function": ("NumPy by hand", 0.92),
+    "digits CNN conv16-pool-conv32-pool-dense batch 32, Adam step": ("NumPy by hand", None),
+    "digits CNN conv16-pool-conv32-pool-dense batch 32, Adam step, tp.function": ("NumPy by hand", None),
 }
 # The numpy backend's eager rows also measured against raw PyTorch (its time taken from the torch backend's
 # process): the torch reference and the target of each.
@@ -48,6 +50,8 @@ NUMPY_AGAINST_TORCH = {
     "grad of sum(tanh(x*w+b)), 1 element": ("torch.autograd.grad", 1.0),
     "MLP 64-32-10 batch 32, SGD step": ("raw PyTorch eager", 1.25),
     "MLP 784-256-256-10 batch 128, SGD step": ("raw PyTorch eager", None),
+    "digits CNN conv16-pool-conv32-pool-dense batch 32, Adam step": ("raw PyTorch eager", 1.30),
+    "digits CNN conv16-pool-conv32-pool-dense batch 32, Adam step, tp.function": ("raw PyTorch eager", 1.30),
 }
 IMPORT_ROW = "python -c 'import tensorplug' (whole process)"
 
@@ -196,6 +200,40 @@ def test_a_wrong_kernel_fails_its_workloads_and_the_others_still_run(twin: str) 
     assert len(result.rows) == len(NUMPY_ROWS) - 2
 
 
+@pytest.mark.usefixtures("tensorplug_registries")
+def test_a_wrong_convolution_gradient_fails_the_cnn_rows_and_the_others_still_run(twin: str) -> None:
+    from tensorplug_numpy._nn import conv2d_backprop_filter
+
+    def wrong_filter_gradient(inputs: dict[str, Any], attrs: dict[str, Any], backend: object) -> np.ndarray:
+        return -conv2d_backprop_filter(inputs, attrs, backend)  # the same loss; Adam moves the filters the wrong way
+
+    tp.register_kernel("Conv2DBackpropFilter", twin, wrong_filter_gradient)
+    result = bench_quietly(twin)
+    cnn = "digits CNN conv16-pool-conv32-pool-dense batch 32, Adam step"
+    assert [failure.split(": ")[0] for failure in result.failures] == [
+        f"{cnn} on backend 'twin'",
+        f"{cnn}, tp.function on backend 'twin'",
+    ]
+    assert all("BenchCheckError: " in failure and "updated weight 0 differs" in failure for failure in result.failures)
+    assert len(result.rows) == len(NUMPY_ROWS) - 2
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_each_repeat_of_the_cnn_step_starts_again_from_the_initial_weights_and_a_fresh_adam(traced: bool) -> None:
+    problem = cnn.make_cnn_problem()
+    by_hand, with_tp = cnn.NumpyCNN(problem), cnn.TensorplugCNN(problem, f"test-cnn-{traced}", traced)
+    first_loss, first_weights = with_tp.loss_and_weights()
+    for _ in range(3):  # Adam's later steps: other weights, and the slots and step count that reset must undo
+        with_tp.step()
+    again_loss, again_weights = with_tp.loss_and_weights()
+    expected_loss, expected_weights = by_hand.loss_and_weights()
+    assert again_loss == first_loss
+    for got, first, expected in zip(again_weights, first_weights, expected_weights, strict=True):
+        np.testing.assert_array_equal(got, first)
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-6)
+    assert np.isclose(first_loss, expected_loss, rtol=1e-5)
+
+
 def test_hips_autograd_is_timed_for_comparison_when_installed() -> None:
     pytest.importorskip("autograd", reason="HIPS autograd is optional (nox -s tests installs it)")
     result = workloads.bench_autograd(QUICK)
@@ -331,6 +369,24 @@ def test_without_the_torch_backend_on_the_cpu_the_numpy_rows_face_raw_numpy_only
         assert report.cross_rows(backends) == []
         assert len(results.rows) == sum(len(result.rows) for result in backends)
         assert not any("torch backend's process" in line for line in report.references_text(results))
+
+
+def test_the_numpy_traced_steps_face_jax_jit_timed_in_jax_process_of_the_same_run() -> None:
+    numpy_result = made_up_backend("numpy", "cpu", "raw NumPy", NUMPY_REFERENCES)
+    numpy_result.rows[:] = [replace(row, tensorplug=0.5) for row in numpy_result.rows]
+    mlps = {workloads.SMALL_MLP: workloads.HAND, workloads.BIG_MLP: workloads.HAND}
+    jax_result = made_up_backend(workloads.JAX_JIT, "cpu", "raw NumPy", mlps)
+    jax_result.rows[:] = [replace(row, tensorplug=0.25) for row in jax_result.rows]
+    results = report.Results(FULL, "tensorplug bench", [numpy_result, jax_result])
+    against_jit = [row for row in results.rows if row.reference_name == workloads.JIT]
+    assert [(row.workload, row.target) for row in against_jit] == [
+        (workloads.SMALL_MLP_TRACED, None),
+        (workloads.BIG_MLP_TRACED, 1.0),
+    ]
+    for row in against_jit:  # numpy's traced time over jax.jit's time
+        assert (row.backend, row.tensorplug, row.reference, row.ratio) == ("numpy", 0.5, 0.25, 2.0)
+    assert any("JAX's compiled step from JAX's process" in line for line in report.references_text(results))
+    assert report.cross_rows([numpy_result]) == []
 
 
 # -- each backend in a process of its own -----------------------------------------------------------------------------

@@ -57,6 +57,14 @@ def test_floors_quick_runs() -> None:
     assert int(small.split()[-5]) >= 8, small
 
 
+def test_traced_floors_quick_runs() -> None:
+    result = run_script(ROOT / "benchmarks" / "traced_floors.py", "--quick")
+    assert result.returncode == 0, result.stdout + result.stderr
+    for line in ("NumPy's BLAS:", "MLP 784-256-256-10 batch 128, SGD step", "matrix products alone", "tp.function"):
+        assert line in result.stdout, result.stdout
+    assert result.stdout.count("elementwise work:") == 2, result.stdout
+
+
 # -- examples/dask_regression.py -----------------------------------------------------------------------------------
 
 DASK_REGRESSION = ROOT / "examples" / "dask_regression.py"

@@ -154,7 +154,7 @@ def test_into_gets_only_dead_storage_the_replay_made(monkeypatch: pytest.MonkeyP
         c = b * 3.0  # b dies here: c may write into it; c is assigned, so no later step writes into c
         v.assign(c)
         d = c * 0.5
-        e = d * 1.0  # d dies here, is fresh: e writes into it; e is returned
+        e = d * 1.5  # d dies here, is fresh: e writes into it; e is returned
         return e, x * 1.0  # x is an argument: never written
 
     x = tp.tensor([1.0, 2.0, 3.0])

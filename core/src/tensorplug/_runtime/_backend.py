@@ -159,6 +159,22 @@ class Backend:
         """
         return None
 
+    def fuse(self, program: Program, chain: tuple[int, ...]) -> StepLowering | None:
+        """How this backend runs a chain of steps of ``program`` as one call (a fused group), or None (the
+        default) to run them one by one.
+
+        ``chain`` lists step indices in order, each step already lowered as ``pure`` by :meth:`lower_step`; the
+        output of each step but the last is read by the next step of the chain once and by nothing else (no other
+        step, no output, no Variable's new value), so the group never has to make it. The answer is a
+        :class:`~tensorplug.StepLowering` whose ``call(*inputs, *args, **kwargs)`` takes the registers
+        ``program.chain_inputs(chain)`` names (every register the steps read that none of them makes, in the order
+        they read them) and returns the last step's output; ``into(out, *inputs, ...)`` may write it into a dead
+        buffer as for one step, and ``pure``, ``fresh`` and ``reads_only`` describe the group. Its results must
+        be the steps' bit for bit (the same library calls in the same order, written into storage the group
+        owns, give them). The core asks with two steps first, then with one more while the answer is a lowering,
+        and keeps the longest chain answered. See docs/authoring.md."""
+        return None
+
     def wrap_replay(self, replay: Replay) -> Replay:
         """The replay generated from this backend's step lowerings, wrapped as the backend needs (numpy runs it
         in its kernels' quiet floating-point context, entered once per call). The default returns it as it is."""

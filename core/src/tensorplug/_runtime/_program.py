@@ -209,6 +209,20 @@ class Program:
         """The registers the ``host`` list of a replay fills, in order."""
         return tuple(reg for entry in self.host for reg in entry.registers)
 
+    def chain_inputs(self, chain: Sequence[int]) -> tuple[int, ...]:
+        """The registers a fused chain of steps (see ``Backend.fuse``) takes: every register its steps read that
+        none of them makes, in the order the steps read them, each once."""
+        made: set[int] = set()
+        inputs: dict[int, None] = {}
+        for index in chain:
+            step = self.steps[index]
+            assert isinstance(step, Step)
+            for reg in step.input_registers:
+                if reg not in made:
+                    inputs.setdefault(reg)
+            made.update(step.outputs)
+        return tuple(inputs)
+
     def bind(self, arguments: Sequence[Any], variables: Sequence[Any], host: Sequence[Any]) -> dict[int, Any]:
         """The registers a replay starts from, ``{register: raw}``: the constants, then the three lists of the
         calling convention (see :data:`Replay`) in their registers."""

@@ -21,6 +21,8 @@ from tensorplug._runtime._program import Assign, Constant, Program, Step, StepLo
 
 __all__ = [
     "Draft",
+    "FuseSteps",
+    "Fused",
     "LowerStep",
     "Lowering",
     "Plan",
@@ -29,6 +31,7 @@ __all__ = [
     "direct_calls",
     "drop_unread",
     "fold_constants",
+    "fuse_chains",
     "prune",
     "prune_steps",
     "release",
@@ -39,6 +42,9 @@ __all__ = [
 
 LowerStep = Callable[[Program, int], "StepLowering | Constant | None"]
 """``lower_step(program, index)``: how the backend runs step ``index`` (see ``Backend.lower_step``)."""
+
+FuseSteps = Callable[[Program, tuple[int, ...]], "StepLowering | None"]
+"""``fuse(program, chain)``: how the backend runs a chain of steps as one call (see ``Backend.fuse``)."""
 
 
 # -- building a program ------------------------------------------------------------------------------------------
@@ -133,6 +139,16 @@ def release_registers(draft: Draft) -> None:
 # -- lowering a program ------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Fused:
+    """A fused group: the chain of steps it runs (its call runs at the last step's line of the replay), the
+    registers its call takes (``Program.chain_inputs``), and the backend's lowering of it (``Backend.fuse``)."""
+
+    chain: tuple[int, ...]
+    inputs: tuple[int, ...]
+    lowering: StepLowering
+
+
 @dataclass
 class Plan:
     """How a replay runs each step, decided once per trace.
@@ -141,7 +157,9 @@ class Plan:
     the dead register its ``into`` writes into; ``folded``: register -> the value it has at every call (its
     step does not run); ``dropped``: pure steps that only folded steps read (the loss a gradient's seed was
     shaped after, say), which do not run either; ``aliases``: step index -> the input register its output is,
-    for a multiplication by ones (the gradient's seed times the first gradient: ``x * 1`` is ``x``, bit for bit).
+    for a multiplication by ones (the gradient's seed times the first gradient: ``x * 1`` is ``x``, bit for bit);
+    ``fused``: the last step of each fused group -> the group, whose call runs at that step's line; ``absorbed``:
+    the other steps of the groups, which have no line of their own.
     """
 
     calls: dict[int, StepLowering] = field(default_factory=dict)
@@ -149,9 +167,11 @@ class Plan:
     folded: dict[int, Any] = field(default_factory=dict)
     dropped: set[int] = field(default_factory=set)
     aliases: dict[int, int] = field(default_factory=dict)
+    fused: dict[int, Fused] = field(default_factory=dict)
+    absorbed: set[int] = field(default_factory=set)
 
     def __bool__(self) -> bool:
-        return bool(self.calls or self.into or self.folded or self.dropped or self.aliases)
+        return bool(self.calls or self.into or self.folded or self.dropped or self.aliases or self.fused)
 
 
 @dataclass
@@ -167,6 +187,7 @@ class Lowering:
     program: Program
     lower_step: LowerStep
     constants: bool = True
+    fuse: FuseSteps | None = None
     answers: dict[int, StepLowering] = field(default_factory=dict)
     known: dict[int, Any] = field(default_factory=dict)
     plan: Plan = field(default_factory=Plan)
@@ -221,15 +242,81 @@ def drop_unread(lowering: Lowering) -> None:
 
 
 def alias_times_one(lowering: Lowering) -> None:
-    """A multiplication by a known all-ones value of the input's dtype and shape is the input itself."""
+    """A multiplication by a known all-ones value of the input's dtype (of its shape, or broadcast to it) is the
+    input itself."""
     lowering.plan.aliases = _times_one(lowering.program, lowering.answers, lowering.known, lowering.plan)
+
+
+def fuse_chains(lowering: Lowering) -> None:
+    """Chains of pure steps, each step's output read once and by the next step alone, that the backend runs as
+    one call (``Backend.fuse``): from each step, the longest chain it answers; the registers inside a chain are
+    never made."""
+    if lowering.fuse is None:
+        return
+    program, plan = lowering.program, lowering.plan
+    reader = _single_readers(program, lowering.answers, plan)
+    for i in range(len(program.steps)):
+        if i in plan.absorbed or i in plan.fused:
+            continue
+        chain: tuple[int, ...] = (i,)
+        lowered: StepLowering | None = None
+        while chain[-1] in reader:
+            longer = (*chain, reader[chain[-1]])
+            answer = lowering.fuse(program, longer)
+            if answer is None:
+                break
+            if not isinstance(answer, StepLowering) or answer.call is None:
+                raise TypeError(
+                    f"fuse returned {answer!r} for steps {longer}, not a tp.StepLowering with a call, or None"
+                )
+            chain, lowered = longer, answer
+        if lowered is not None:
+            plan.fused[chain[-1]] = Fused(chain, program.chain_inputs(chain), lowered)
+            plan.absorbed.update(chain[:-1])
+            for index in chain:
+                plan.calls.pop(index, None)
+
+
+def _single_readers(program: Program, answers: dict[int, StepLowering], plan: Plan) -> dict[int, int]:
+    """Step index -> the step that reads its output, for the steps a chain may link: pure lowered steps of one
+    output, which one later such step reads once and nothing else reads (no other step, output or assignment)."""
+    readers: dict[int, list[int]] = {}
+    for i, step in enumerate(program.steps):
+        if isinstance(step, Assign):
+            readers.setdefault(step.register, []).append(-1)
+            continue
+        for _, r in step.inputs:
+            for reg in r if isinstance(r, tuple) else (r,):
+                readers.setdefault(reg, []).append(-1 if isinstance(r, tuple) else i)
+    kept = set(program.outputs) | {reg for _, reg in program.updates} | plan.folded.keys()
+    skipped = plan.dropped | plan.aliases.keys()
+
+    def runs_alone(i: int) -> bool:
+        answer, step = answers.get(i), program.steps[i]
+        return (
+            answer is not None
+            and answer.pure
+            and isinstance(step, Step)
+            and not step.random
+            and not step.sequence
+            and len(step.outputs) == 1
+            and i not in skipped
+        )
+
+    single: dict[int, int] = {}
+    for i, step in enumerate(program.steps):
+        if isinstance(step, Step) and runs_alone(i) and step.outputs[0] not in kept:
+            users = readers.get(step.outputs[0], [])
+            if len(users) == 1 and users[0] > i and runs_alone(users[0]):
+                single[i] = users[0]
+    return single
 
 
 def reuse_buffers(lowering: Lowering) -> None:
     """A direct call that may write ``into`` a buffer gets a dead input register of its output's shape and dtype
     whose storage only the replay sees."""
     program, plan = lowering.program, lowering.plan
-    owned = _owned(program, lowering.answers, plan.folded)
+    owned = _owned(program, lowering.answers, plan)
     for i, source in plan.aliases.items():  # the output is the input's storage: owned while one of them lives
         step = program.steps[i]
         assert isinstance(step, Step)
@@ -246,6 +333,17 @@ def reuse_buffers(lowering: Lowering) -> None:
         spec = program.specs[step.outputs[0]]
         for _, r in step.inputs:
             if isinstance(r, int) and r in owned and r in step.free and program.specs[r] == spec:
+                plan.into[i] = r
+                break
+    for i, group in plan.fused.items():
+        last = program.steps[i]
+        assert isinstance(last, Step)
+        if group.lowering.into is None or len(last.outputs) != 1:
+            continue
+        spec = program.specs[last.outputs[0]]
+        dying = {r for index in group.chain for r in program.steps[index].free}
+        for r in group.inputs:
+            if r in owned and r in dying and program.specs[r] == spec:
                 plan.into[i] = r
                 break
 
@@ -275,7 +373,8 @@ def _times_one(
     program: Program, lowerings: dict[int, StepLowering], known: dict[int, Any], plan: Plan
 ) -> dict[int, int]:
     """Multiply steps (whose kernel the backend lowered as pure: its own) of an input by a known all-ones value
-    of the same dtype and shape as the input and the output: the output is the input itself, bit for bit
+    of the input's dtype, which the output has with the input's shape (the ones broadcast to it, or have it):
+    the output is the input itself, bit for bit
     (``x * 1`` is ``x`` for every float, -0.0, inf and NaN included, for ints, and ``x & True`` for bools)."""
     aliases: dict[int, int] = {}
     specs = program.specs
@@ -293,7 +392,9 @@ def _times_one(
                 isinstance(one, int)
                 and isinstance(other, int)
                 and one in known
-                and specs[one] == specs[out] == specs[other]
+                and specs[out] == specs[other]
+                and specs[one].dtype == specs[out].dtype
+                and specs[out].shape is not None
                 and specs[one].size <= _ONES_CHECKED
                 and _all_ones(program, known[one])
             ):
@@ -330,20 +431,24 @@ def _unread(program: Program, lowerings: dict[int, StepLowering], folded: dict[i
     return unread
 
 
-def _owned(program: Program, lowerings: dict[int, StepLowering], folded: dict[int, Any]) -> set[int]:
+def _owned(program: Program, lowerings: dict[int, StepLowering], plan: Plan) -> set[int]:
     """Registers holding storage that only the replay sees: made by a lowered ``fresh`` step (of at least one
-    dimension), read only by ``reads_only`` steps, neither returned nor a Variable's new value, nor folded."""
+    dimension), read only by ``reads_only`` steps, neither returned nor a Variable's new value, nor folded. The
+    steps of a fused group are what the group's lowering says."""
+    runs = dict(lowerings)
+    for group in plan.fused.values():
+        runs.update(dict.fromkeys(group.chain, group.lowering))
     owned: set[int] = set()
-    for i, lowering in lowerings.items():
+    for i, lowering in runs.items():
         step = program.steps[i]
-        if lowering.fresh and lowering.call is not None and isinstance(step, Step):
+        if lowering.fresh and lowering.call is not None and isinstance(step, Step) and i not in plan.absorbed:
             owned.update(r for r in step.outputs if program.specs[r].shape)
     for i, step in enumerate(program.steps):
         if isinstance(step, Assign):
             owned.discard(step.register)
             continue
-        reader = lowerings.get(i)
+        reader = runs.get(i)
         if reader is not None and reader.reads_only and reader.call is not None:
             continue
         owned.difference_update(step.input_registers)
-    return owned - set(program.outputs) - folded.keys()
+    return owned - set(program.outputs) - plan.folded.keys()

@@ -24,6 +24,7 @@ from tensorplug._runtime._errors import FunctionWarning, warn
 from tensorplug._runtime._program import Assign, Program, Replay
 from tensorplug._tracing._passes import (
     Draft,
+    FuseSteps,
     Lowering,
     LowerStep,
     Plan,
@@ -32,6 +33,7 @@ from tensorplug._tracing._passes import (
     direct_calls,
     drop_unread,
     fold_constants,
+    fuse_chains,
     prune_steps,
     release_registers,
     reuse_buffers,
@@ -81,6 +83,7 @@ PLAN_PASSES: tuple[Pass, ...] = (
     Pass("direct calls", direct_calls),
     Pass("drop unread", drop_unread),
     Pass("times one", alias_times_one),
+    Pass("fuse", fuse_chains),
     Pass("reuse buffers", reuse_buffers),
 )
 """The passes that plan a program's replay from the backend's step lowerings, in order (each a function of a
@@ -190,9 +193,9 @@ def build(tracer: Tracer, output_registers: list[int]) -> Program:
     )
 
 
-def plan(program: Program, lower_step: LowerStep, *, constants: bool = True) -> Plan:
-    """The plan passes over ``program`` with ``lower_step`` answering for the backend."""
-    lowering = Lowering(program, lower_step, constants)
+def plan(program: Program, lower_step: LowerStep, *, constants: bool = True, fuse: FuseSteps | None = None) -> Plan:
+    """The plan passes over ``program`` with ``lower_step`` and ``fuse`` answering for the backend."""
+    lowering = Lowering(program, lower_step, constants, fuse)
     for row in PLAN_PASSES:
         row.run(lowering)
     return lowering.plan
@@ -219,7 +222,7 @@ def lower(program: Program, purpose: Purpose = FUNCTION) -> Lowered:
                     failure = f"compile returned a {type(compiled).__name__}, not a callable or None"
                     return _failed(program, purpose, failure)
                 return Lowered(compiled, True)
-        steps = plan(program, backend.lower_step, constants=purpose.constants)
+        steps = plan(program, backend.lower_step, constants=purpose.constants, fuse=backend.fuse)
         if not purpose.constants:
             shared = {reg for reg, _ in program.constants} | steps.folded.keys()
             if any(reg in shared for reg in program.outputs):
@@ -261,13 +264,16 @@ def _warn_removed(backend: Backend) -> None:
         )
 
 
-def generate_replay(program: Program, lower_step: LowerStep | None = None, *, label: str = "replay") -> Replay:
+def generate_replay(
+    program: Program, lower_step: LowerStep | None = None, *, fuse: FuseSteps | None = None, label: str = "replay"
+) -> Replay:
     """A replay of ``program`` (see :data:`~tensorplug.Replay` for its calling convention), generated as Python.
 
     Without ``lower_step``, the plain replay: each kernel called in turn. With it, the replay the core makes
     from a backend's step lowerings (``lower_step(program, index)`` returns a :class:`~tensorplug.StepLowering`,
     a :class:`~tensorplug.Constant` or None, as ``Backend.lower_step`` does), planned by the pipeline's plan
-    passes: direct calls, folded steps, dead buffers written into. Registers are released after their last use;
+    passes: direct calls, folded steps, fused groups (with ``fuse(program, chain)``, as ``Backend.fuse``), dead
+    buffers written into. Registers are released after their last use;
     an exception on a step's line becomes a ``tp.KernelError`` naming that step's kernel, backend and input
     shapes.
 
@@ -280,7 +286,8 @@ def generate_replay(program: Program, lower_step: LowerStep | None = None, *, la
     >>> outputs[0].tolist(), updates
     ([-2.0], ())
     """
-    return write_replay(program, None if lower_step is None else plan(program, lower_step), label=label)
+    steps = None if lower_step is None else plan(program, lower_step, fuse=fuse)
+    return write_replay(program, steps, label=label)
 
 
 def pipeline_table() -> str:

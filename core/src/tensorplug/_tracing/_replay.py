@@ -35,7 +35,8 @@ def write_replay(program: Program, plan: Plan | None = None, *, label: str = "re
     Each kernel step is one line: ``r3 = k3({"a": r1, "b": r2}, t3, be)``, the kernel call, or with a
     ``plan`` (see :func:`~tensorplug._tracing._pipeline.plan`) the backend's direct call ``r3 = s3(r1,
     r2)``, its call into a dead buffer ``r3 = i3(r1, r1, r2)``, the input itself for a multiplication by ones
-    (``r3 = r1``), or nothing for a folded or dropped step.
+    (``r3 = r1``), or nothing for a folded or dropped step. A fused group is one line, at its last step's place,
+    that calls the group's lowering on the group's inputs (``r5 = s5(r1, r2)``: ``r3`` and ``r4`` are never made).
     Registers are deleted after their last use (``step.free``). An exception raised on a step's line becomes
     a KernelError naming that step's kernel, backend and input shapes.
     """
@@ -61,16 +62,23 @@ def write_replay(program: Program, plan: Plan | None = None, *, label: str = "re
     for position, reg in enumerate(program.host_registers):
         lines.append(f"    r{reg} = H[{position}]")
     line_steps: dict[int, int] = {}
+    inside = {r for i in plan.absorbed if isinstance(step := steps[i], Step) for r in step.outputs}  # never made
+    group_end = {i: last for last, group in plan.fused.items() for i in group.chain[:-1]}
+    waiting: dict[int, list[int]] = {}  # a group's last step -> the registers its other steps free, freed after it
     for i, step in enumerate(program.steps):
+        if i in group_end:
+            waiting.setdefault(group_end[i], []).extend(step.free)
+            continue
         if isinstance(step, Step) and i not in plan.dropped and not all(r in plan.folded for r in step.outputs):
             outs = ", ".join(f"r{r}" for r in step.outputs)
             if step.sequence:
                 outs += "," if len(step.outputs) == 1 else ""
+            group = plan.fused.get(i)
             if i in plan.aliases:
                 expression = ref(plan.aliases[i])
-            elif i in plan.calls:
-                lowering = plan.calls[i]
-                args = [refs(r) for _, r in step.inputs]
+            elif group is not None or i in plan.calls:
+                lowering = group.lowering if group is not None else plan.calls[i]
+                args = [ref(r) for r in group.inputs] if group is not None else [refs(r) for _, r in step.inputs]
                 for j, value in enumerate(lowering.args):
                     namespace[f"a{i}_{j}"] = value
                     args.append(f"a{i}_{j}")
@@ -90,7 +98,8 @@ def write_replay(program: Program, plan: Plan | None = None, *, label: str = "re
                 expression = f"k{i}({{{inputs}}}, t{i}, be)"
             lines.append(f"    {outs or '_'} = {expression}")
             line_steps[len(lines)] = i
-        dead = [r for r in step.free if r not in constants and r not in unmade]
+        free = (*waiting.pop(i, ()), *step.free)
+        dead = [r for r in free if r not in constants and r not in unmade and r not in inside]
         if dead:
             lines.append(f"    del {', '.join(f'r{r}' for r in dead)}")
     outputs = "".join(ref(r) + ", " for r in program.outputs)

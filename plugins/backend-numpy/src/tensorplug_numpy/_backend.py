@@ -73,6 +73,11 @@ class NumpyBackend(Backend):
 
         return lower_step(program, index)
 
+    def fuse(self, program: Program, chain: tuple[int, ...]) -> StepLowering | None:
+        from tensorplug_numpy._fuse import fuse
+
+        return fuse(program, chain)
+
     def wrap_replay(self, replay: Replay) -> Replay:
         from tensorplug_numpy._lower import wrap_replay
 

@@ -90,7 +90,7 @@ RULES: dict[Any, Rule] = {
 }
 """Kernel function -> how its step runs, for the kernels whose call depends on the step's attrs or specs."""
 
-PURE = {_reduction.mean, _reduction.prod, _shape.transpose, _shape.cast, _shape.identity, _shape.fill}
+PURE = {_reduction.mean, _reduction.prod, _shape.transpose, _shape.cast, _shape.identity, _shape.fill, _unary.step}
 """Kernels kept as kernel calls whose result is a function of their inputs and attrs only (folded when their
 inputs are constants)."""
 

@@ -12,7 +12,7 @@ from torch.utils.dlpack import from_dlpack as torch_from_dlpack
 from tensorplug import Backend, BackendError
 
 if TYPE_CHECKING:
-    from tensorplug import Constant, Program, StepLowering
+    from tensorplug import Constant, Program, Replay, StepLowering
 from tensorplug_torch._probe import ENV_DEVICE
 from tensorplug_torch._threads import warn_if_oversubscribed
 
@@ -47,14 +47,22 @@ def pick_device(device: str | None) -> torch.device:
 
 
 class TorchBackend(Backend):
-    """Tensors as torch.Tensor on one device. Kernels never record torch autograd graphs."""
+    """Tensors as torch.Tensor on one device. Kernels never record torch autograd graphs.
+
+    ``cuda_graphs``: on a CUDA device, capture the replays of ``tp.function`` programs as CUDA graphs (None: as
+    TENSORPLUG_TORCH_CUDA_GRAPHS says, off by default); the attribute of that name may be changed later, for the
+    traces made after.
+    """
 
     name = "torch"
 
-    def __init__(self, device: str | None = None) -> None:
+    def __init__(self, device: str | None = None, cuda_graphs: bool | None = None) -> None:
+        from tensorplug_torch._graphs import graphs_switch
+
         self.torch_device = pick_device(device)
         self.device = str(self.torch_device)
         self.is_cuda = self.torch_device.type == "cuda"
+        self.cuda_graphs = graphs_switch(cuda_graphs)
         if not self.is_cuda:
             warn_if_oversubscribed()  # torch's CPU threads against the cores free for them
 
@@ -124,6 +132,13 @@ class TorchBackend(Backend):
         from tensorplug_torch._lower import lower_step  # imported at the first trace, not with the backend
 
         return lower_step(program, index)
+
+    def compile(self, program: Program) -> Replay | None:
+        """On CUDA, the program's lowered replay captured as a CUDA graph at its first call, where the program
+        allows (see ``tensorplug_torch.cuda_graph_status``); None otherwise: the core lowers it step by step."""
+        from tensorplug_torch._graphs import compile_graphed
+
+        return compile_graphed(self, program)
 
 
 def importable(obj: Any) -> Any:

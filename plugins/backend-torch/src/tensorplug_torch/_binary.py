@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from tensorplug_torch._factories import binary
+from tensorplug_torch._graphs import reads_to_host
 
 
 def _squared_difference(a: Any, b: Any) -> Any:
@@ -50,7 +51,7 @@ add = binary(torch.add)  # on bool tensors: logical or, as NumPy
 sub = binary(torch.sub)
 multiply = binary(torch.mul)  # on bool tensors: logical and, as NumPy
 real_div = binary(torch.div)
-pow_ = binary(_pow)
+pow_ = reads_to_host(binary(_pow), when=lambda specs: not (specs["b"].dtype or "").startswith("float"))
 maximum = binary(torch.maximum)  # NaN if either is NaN, as NumPy
 minimum = binary(torch.minimum)
 squared_difference = binary(_squared_difference)

@@ -16,6 +16,7 @@ import torch
 
 from tensorplug_torch._backend import DTYPES
 from tensorplug_torch._factories import unary
+from tensorplug_torch._graphs import reads_to_host
 
 _FLOAT32_MAX = torch.finfo(torch.float32).max
 
@@ -206,6 +207,7 @@ def _positions(kernel: str, indices: Any, shape: tuple[int, ...]) -> Any:
     return positions
 
 
+@reads_to_host  # checks its indices on the host
 def gather_v2(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     x, indices = inputs["x"], inputs["indices"]
     axis, b = attrs["axis"], attrs["batch_dims"]
@@ -221,6 +223,7 @@ def gather_v2(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> An
     return torch.gather(xs, 2, ids).reshape(batch + outer + indices.shape[b:] + inner)
 
 
+@reads_to_host  # checks its indices on the host
 def gather_nd(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     params, indices = inputs["params"], inputs["indices"]
     depth = indices.shape[-1]
@@ -229,6 +232,7 @@ def gather_nd(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> An
     return rows.index_select(0, positions).reshape(indices.shape[:-1] + params.shape[depth:])
 
 
+@reads_to_host  # checks its indices on the host
 def scatter_nd(inputs: dict[str, Any], attrs: dict[str, Any], backend: Any) -> Any:
     indices, updates, shape = inputs["indices"], inputs["updates"], attrs["shape"]
     depth = indices.shape[-1]

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from tensorplug._runtime._backend import Backend
+from tensorplug._tools._bench.cnn import CNNProblem, NumpyCNN, RawTorchCNN
 from tensorplug._tools._bench.timing import Workload
 
 
@@ -93,6 +94,8 @@ class Reference(Protocol):
         ...
 
     def mlp(self, problem: MLPProblem) -> MLPStep: ...
+
+    def cnn(self, problem: CNNProblem) -> MLPStep: ...
 
 
 def reference_for(backend: Backend) -> Reference:
@@ -188,6 +191,9 @@ class NumpyReference:
 
     def mlp(self, problem: MLPProblem) -> NumpyMLP:
         return NumpyMLP(problem)
+
+    def cnn(self, problem: CNNProblem) -> NumpyCNN:
+        return NumpyCNN(problem)
 
 
 # -- HIPS autograd (optional: pip install autograd) --------------------------------------------------------------------
@@ -406,3 +412,6 @@ class TorchReference:
 
     def mlp(self, problem: MLPProblem) -> RawTorchMLP:
         return RawTorchMLP(problem, self.device)
+
+    def cnn(self, problem: CNNProblem) -> RawTorchCNN:
+        return RawTorchCNN(problem, self.device)

@@ -24,8 +24,10 @@ from tensorplug._tools._bench.workloads import (
     CROSS_WORKLOADS,
     JAX_EAGER,
     JAX_JIT,
+    JIT,
     RECORDS_PER_SCOPE,
     TOLERANCE,
+    TRACED,
     BackendResult,
     Row,
 )
@@ -59,7 +61,8 @@ class Results:
 def cross_rows(backends: list[BackendResult]) -> list[Row]:
     """The numpy backend's eager rows of CROSS_WORKLOADS against raw PyTorch on the CPU: tensorplug's time from
     the numpy backend's process, raw PyTorch's from the torch backend's process of the same run (the two libraries'
-    thread pools are never timed in one process). None when either backend was not measured on the CPU."""
+    thread pools are never timed in one process); and its traced rows against ``jax.jit``'s time for the same
+    workload, from JAX's process. None of a kind when either side was not measured."""
     numpy_rows = {row.workload: row for result in backends if result.backend == "numpy" for row in result.rows}
     torch_rows = {
         row.workload: row
@@ -72,6 +75,10 @@ def cross_rows(backends: list[BackendResult]) -> list[Row]:
         if workload in numpy_rows and workload in torch_rows:
             ours, theirs = numpy_rows[workload], torch_rows[workload]
             rows.append(Row("numpy", ours.device, workload, theirs.reference_name, theirs.reference, ours.tensorplug))
+    jitted = {row.workload + TRACED: row for result in backends if result.backend == JAX_JIT for row in result.rows}
+    for workload, theirs in jitted.items():  # JAX's compiled steps beside the numpy backend's traced ones
+        if workload in numpy_rows:
+            rows.append(Row("numpy", "cpu", workload, JIT, theirs.tensorplug, numpy_rows[workload].tensorplug))
     return rows
 
 
@@ -181,12 +188,18 @@ def references_text(results: Results) -> list[str]:
         else:
             how = result.reference
         lines.append(f"- backend {result.backend} ({result.device}): against {how}")
-    if cross_rows(results.backends):
+    crossed = {row.reference_name for row in cross_rows(results.backends)}
+    if crossed - {JIT}:
         lines.append(
             "- backend numpy (cpu), also against raw PyTorch eager on the CPU: the rows naming a torch reference hold "
             "the numpy backend's time beside raw PyTorch's from the torch backend's process of the same run (each "
             "backend is timed in a process of its own: torch's and NumPy's thread pools in one process slow each "
             "other)"
+        )
+    if JIT in crossed:
+        lines.append(
+            "- backend numpy (cpu), also against jax.jit: the traced rows naming jax.jit hold the numpy backend's "
+            "time beside JAX's compiled step from JAX's process of the same run"
         )
     for name, why in results.skipped.items():
         lines.append(f"- backend {name}: not measured: {why}")
@@ -374,6 +387,10 @@ def markdown_report(results: Results) -> str:
             "`tp.train.SGD(rate).minimize(loss, variables)`. The rows ending in 'tp.function' time the same "
             "gradient and steps wrapped in `tp.function`: traced once before timing, then every timed call "
             "replays the traced kernel program. "
+            "The CNN rows take one Adam step (`tp.train.Adam(...).minimize`) of a small convolutional network on "
+            "32 handwritten digits (8x8): conv 3x3 16 filters, max pool 2x2, conv 3x3 32 filters, max pool 2x2, "
+            "dense 10, against the same step written in NumPy (im2col) and in raw PyTorch eager (`torch.optim.Adam`, "
+            "NCHW), from the same initial weights (checked to give the same loss and updated weights first). "
             "On CUDA (any asynchronous device), each timed call waits for the device, in the reference and in "
             "tensorplug alike.",
             "",

@@ -5,8 +5,9 @@ tape, the ``+`` operator, the gradient of sum(tanh(x*w+b)) for 1-element
 tensors, one SGD step of a small and of a big MLP (with ``tp.variable_grads``
 and ``Variable.assign``, then with ``tp.train.SGD(...).minimize``), and the
 whole-process time of ``import tensorplug``; then the gradient and the two
-SGD steps again through ``tp.function`` (traced once, then replayed). Before
-any timing, each is checked to compute what its reference computes.
+SGD steps again through ``tp.function`` (traced once, then replayed); last,
+one Adam step of a small CNN (see ``cnn``), eager and traced. Before any
+timing, each is checked to compute what its reference computes.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from tensorplug._runtime._backend import Backend
 from tensorplug._runtime._engine import dispatch as run_one_output
 from tensorplug._runtime._engine import engine
 from tensorplug._runtime._errors import TensorplugError
+from tensorplug._tools._bench.cnn import CNN, TensorplugCNN, make_cnn_problem
 from tensorplug._tools._bench.references import (
     AutogradMLP,
     JaxMLP,
@@ -59,12 +61,14 @@ BIG_MLP_TRACED = BIG_MLP + TRACED
 MINIMIZE = ", optimizer minimize"  # the same step through tp.train.SGD(rate).minimize(loss, variables)
 SMALL_MLP_MINIMIZE = SMALL_MLP + MINIMIZE
 BIG_MLP_MINIMIZE = BIG_MLP + MINIMIZE
+CNN_TRACED = CNN + TRACED
 
 # The references, as the rows name them.
 HAND = "NumPy by hand"
 RAW_TORCH = "raw PyTorch eager"
 TORCH_GRAD = "torch.autograd.grad"
 TORCH_PLUS = "torch.Tensor +"
+JIT = "jax.jit"  # the numpy backend's traced steps against JAX's compiled ones, from JAX's process of the run
 
 # The targets: the largest ratio tensorplug / reference each (backend, workload, reference) may have; the other
 # rows are shown only. The numpy backend's rows against raw PyTorch compare it with the torch backend's
@@ -83,6 +87,7 @@ TARGETS: dict[tuple[str | None, str, str], float] = {
     ("numpy", SMALL_GRAD_TRACED, HAND): 1.10,
     ("numpy", SMALL_MLP_TRACED, HAND): 1.10,
     ("numpy", BIG_MLP_TRACED, HAND): 0.92,  # by fusing: XLA reaches 0.87-0.94
+    ("numpy", BIG_MLP_TRACED, JIT): 1.0,
     # torch: on the CPU, and on CUDA when there is one
     ("torch", SMALL_GRAD, TORCH_GRAD): 1.10,
     ("torch", SMALL_MLP, RAW_TORCH): 1.30,
@@ -90,10 +95,14 @@ TARGETS: dict[tuple[str | None, str, str], float] = {
     ("torch", SMALL_MLP_MINIMIZE, RAW_TORCH): 1.30,
     ("torch", BIG_MLP_MINIMIZE, RAW_TORCH): 1.10,
     ("torch", BIG_MLP_TRACED, RAW_TORCH): 1.05,
+    ("torch", CNN, RAW_TORCH): 1.30,
+    ("torch", CNN_TRACED, RAW_TORCH): 1.05,
+    ("numpy", CNN, RAW_TORCH): 1.30,
+    ("numpy", CNN_TRACED, RAW_TORCH): 1.30,
     (None, IMPORT, "import numpy, pluggy"): 1.25,
 }
 # The numpy backend's rows also measured against the torch backend's reference for the same workload.
-CROSS_WORKLOADS = (OPERATOR, SMALL_GRAD, SMALL_MLP, BIG_MLP)
+CROSS_WORKLOADS = (OPERATOR, SMALL_GRAD, SMALL_MLP, BIG_MLP, CNN, CNN_TRACED)
 
 
 # A ratio within this fraction of its target, either way, is too close to call. On a busy machine one run's ratio
@@ -309,10 +318,18 @@ class BackendBench:
             how
         ]
         prefix = f"bench-{self.backend.name}-{'-'.join(map(str, sizes))}{suffix}"
-        reference = self.reference.mlp(problem)
-        with_tp = kind(problem, prefix)
-        workload += how
-        if how == TRACED:
+        return self.training_step(workload + how, self.reference.mlp(problem), kind(problem, prefix), how == TRACED)
+
+    def cnn(self, traced: bool = False) -> Row:
+        """The Adam step of the digits CNN, eager or through ``tp.function``."""
+        problem = make_cnn_problem()
+        prefix = f"bench-{self.backend.name}-cnn{'-traced' if traced else ''}"
+        with_tp = TensorplugCNN(problem, prefix, traced)
+        return self.training_step(CNN_TRACED if traced else CNN, self.reference.cnn(problem), with_tp, traced)
+
+    def training_step(self, workload: str, reference: MLPStep, with_tp: MLPStep, traced: bool) -> Row:
+        """A training step beside the reference's: checked to take the same step, then timed from the same start."""
+        if traced:
             with_tp.reset()
             with_tp.step()  # traced here: the check below compares a replay
         check_same_step(workload, self.backend.name, self.reference.mlp_name, reference, with_tp)
@@ -337,6 +354,8 @@ class BackendBench:
             (SMALL_GRAD_TRACED, lambda: self.small_grad(traced=True)),
             (SMALL_MLP_TRACED, lambda: self.mlp(SMALL_MLP, TRACED)),
             (BIG_MLP_TRACED, lambda: self.mlp(BIG_MLP, TRACED)),
+            (CNN, self.cnn),
+            (CNN_TRACED, lambda: self.cnn(traced=True)),
         ]
 
 
