@@ -56,3 +56,40 @@ def test_tp_memory_is_loaded_on_first_use() -> None:
     found = _modules_after_import("assert tp.memory() is not None and 'memory' in dir(tp)")
     assert [name for name in LOADED_ON_FIRST_USE if name in found["loaded"]] == []
     assert [name for name in LOADED_ON_FIRST_USE if name not in found["after_use"]] == []
+
+
+# The registration functions and tp.losses: the loader registers plugins' declarations without them.
+REGISTRATION_MODULES = [
+    "tensorplug._plugins._decompositions",
+    "tensorplug._plugins._exporters",
+    "tensorplug._plugins._overrides",
+    "tensorplug._plugins._registration",
+    "tensorplug._plugins._translations",
+    "tensorplug.losses",
+]
+
+
+def test_registration_functions_and_losses_are_loaded_on_first_use() -> None:
+    use = (
+        "from tensorplug import register_kernel, kernel_stack\n"
+        "assert [s.source for s in kernel_stack('Add', 'numpy')] == ['tensorplug-numpy']\n"
+        "assert callable(register_kernel) and callable(tp.use_gradients) and callable(tp.register_translation)\n"
+        "assert [e.format for e in tp.exporters()] == ['onnx'] and tp.decompositions()\n"
+        "assert float(tp.losses.mean_squared_error(tp.tensor([1.0]), tp.tensor([3.0]))) == 4.0\n"
+    )
+    found = _modules_after_import(use)
+    assert [name for name in REGISTRATION_MODULES if name in found["loaded"]] == []
+    assert [name for name in REGISTRATION_MODULES if name not in found["after_use"]] == []
+
+
+def test_recording_a_call_reads_input_orders_without_the_kernel_reference() -> None:
+    use = "assert tp.grad(lambda v: tp.sum(v * v - v))(tp.tensor([1.0, 2.0])).tolist() == [1.0, 3.0]"
+    found = _modules_after_import(use)
+    assert "tensorplug.kernel_reference" not in found["after_use"]
+
+
+def test_the_input_orders_are_the_kernel_references() -> None:
+    from tensorplug import kernel_names
+    from tensorplug.kernel_reference import input_order
+
+    assert {k: input_order(k) for k in kernel_names.CATALOGUE if input_order(k)} == kernel_names.INPUTS

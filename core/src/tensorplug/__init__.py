@@ -9,13 +9,16 @@ Loaded on first use, to keep ``import tensorplug`` cheap, yet listed by
 ``dir(tp)``: ``tp.function`` (trace and replay), ``tp.train`` (optimizers),
 ``tp.initializers`` (weight initialisers), ``tp.datasets``, ``tp.testing``,
 ``tp.profile``, ``tp.time``, ``tp.debug``, ``tp.coverage``, ``tp.memory``, ``tp.persist``, ``tp.export`` (write a
-traced function in a format an exporter plugin adds: ``tp.exporters()`` lists them), and the checkpoints:
-``tp.save``, ``tp.load``, ``tp.restore`` (the ``safetensors`` package is imported by the first of them called).
+traced function in a format an exporter plugin adds: ``tp.exporters()`` lists them), ``tp.losses``, the functions
+that register, unregister and list registry entries (``tp.register_kernel``, ``tp.kernel_stack``,
+``tp.use_gradients``...), and the checkpoints: ``tp.save``, ``tp.load``, ``tp.restore`` (the ``safetensors``
+package is imported by the first of them called).
 """
 
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from tensorplug import kernel_names, losses, ops
+from tensorplug import kernel_names, ops
 from tensorplug._autodiff import _backward
 from tensorplug._autodiff._tape import (
     VariableGrads,
@@ -27,39 +30,8 @@ from tensorplug._autodiff._tape import (
     value_and_grads,
     variable_grads,
 )
-from tensorplug._plugins._decompositions import (
-    decomposition_stack,
-    decompositions,
-    register_decomposition,
-    unregister_decomposition,
-)
-from tensorplug._plugins._exporters import exporters, register_exporter, unregister_exporter
 from tensorplug._plugins._loading import plugins
 from tensorplug._plugins._notes import PluginInfo
-from tensorplug._plugins._overrides import (
-    gradient_overrides,
-    gradient_sets,
-    register_gradient_set,
-    unregister_gradient_set,
-    use_gradients,
-)
-from tensorplug._plugins._registration import (
-    get_gradient,
-    get_kernel,
-    gradient_stack,
-    kernel_stack,
-    kernels_for_backend,
-    register_gradient,
-    register_kernel,
-    unregister_gradient,
-    unregister_kernel,
-)
-from tensorplug._plugins._translations import (
-    register_translation,
-    translation_stack,
-    translations,
-    unregister_translation,
-)
 from tensorplug._runtime import _engine
 from tensorplug._runtime._backend import Backend
 from tensorplug._runtime._dtypes import DTYPES, DType, bool_, float32, float64, int32, int64
@@ -129,19 +101,11 @@ def _load_gradient_programs() -> _backward.GradientPrograms:
     return _gradient_programs
 
 
-def _input_order(kernel_name: str) -> tuple[str, ...] | None:
-    """The order in which a core kernel's reference entry lists its inputs; the kernel reference is imported the
-    first time a core kernel of several inputs is recorded, and then plugged in itself."""
-    from tensorplug.kernel_reference import input_order
-
-    _engine.input_orders_from(input_order)
-    return input_order(kernel_name)
-
-
 # The core's gradients are replayed from programs traced once per signature.
 _backward.replay_gradients_with(_load_gradient_programs)
-# The tape keeps a core kernel's inputs in the order its reference entry lists them.
-_engine.input_orders_from(_input_order)
+# The tape keeps a core kernel's inputs in the order its reference entry lists them (kernel_names.INPUTS, generated
+# from the entries: the kernel reference itself is not imported to record a call).
+_engine.input_orders_from(kernel_names.INPUTS.get)
 
 # Loaded on first use (``tp.train``, ``tp.profile``...), so that ``import tensorplug`` stays cheap: each of
 # these modules costs milliseconds of dataclass and class creation that most programs never need.
@@ -183,12 +147,37 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "CheckpointError": ("tensorplug.train._checkpoint", "CheckpointError"),
     "export": ("tensorplug._tracing._export", "export"),
     "ExportRequest": ("tensorplug._tracing._export", "ExportRequest"),
+    "losses": ("tensorplug.losses", None),
+    # The registration functions (the loader registers plugins' declarations without them).
+    "decomposition_stack": ("tensorplug._plugins._decompositions", "decomposition_stack"),
+    "decompositions": ("tensorplug._plugins._decompositions", "decompositions"),
+    "register_decomposition": ("tensorplug._plugins._decompositions", "register_decomposition"),
+    "unregister_decomposition": ("tensorplug._plugins._decompositions", "unregister_decomposition"),
+    "exporters": ("tensorplug._plugins._exporters", "exporters"),
+    "register_exporter": ("tensorplug._plugins._exporters", "register_exporter"),
+    "unregister_exporter": ("tensorplug._plugins._exporters", "unregister_exporter"),
+    "gradient_overrides": ("tensorplug._plugins._overrides", "gradient_overrides"),
+    "gradient_sets": ("tensorplug._plugins._overrides", "gradient_sets"),
+    "register_gradient_set": ("tensorplug._plugins._overrides", "register_gradient_set"),
+    "unregister_gradient_set": ("tensorplug._plugins._overrides", "unregister_gradient_set"),
+    "use_gradients": ("tensorplug._plugins._overrides", "use_gradients"),
+    "get_gradient": ("tensorplug._plugins._registration", "get_gradient"),
+    "get_kernel": ("tensorplug._plugins._registration", "get_kernel"),
+    "gradient_stack": ("tensorplug._plugins._registration", "gradient_stack"),
+    "kernel_stack": ("tensorplug._plugins._registration", "kernel_stack"),
+    "kernels_for_backend": ("tensorplug._plugins._registration", "kernels_for_backend"),
+    "register_gradient": ("tensorplug._plugins._registration", "register_gradient"),
+    "register_kernel": ("tensorplug._plugins._registration", "register_kernel"),
+    "unregister_gradient": ("tensorplug._plugins._registration", "unregister_gradient"),
+    "unregister_kernel": ("tensorplug._plugins._registration", "unregister_kernel"),
+    "register_translation": ("tensorplug._plugins._translations", "register_translation"),
+    "translation_stack": ("tensorplug._plugins._translations", "translation_stack"),
+    "translations": ("tensorplug._plugins._translations", "translations"),
+    "unregister_translation": ("tensorplug._plugins._translations", "unregister_translation"),
 }
 
 if TYPE_CHECKING:
-    from types import ModuleType
-
-    from tensorplug import datasets, initializers, train
+    from tensorplug import datasets, initializers, losses, train
 
     testing: ModuleType  # not imported here, as it imports the package: its names are typed in tensorplug.testing
     from tensorplug._inspection._coverage import Coverage, CoverageRow, coverage
@@ -196,6 +185,37 @@ if TYPE_CHECKING:
     from tensorplug._inspection._memory import memory
     from tensorplug._inspection._profile import KernelProfile, KernelSummary, Profile, Timing, profile
     from tensorplug._inspection._profile import time as time
+    from tensorplug._plugins._decompositions import (
+        decomposition_stack,
+        decompositions,
+        register_decomposition,
+        unregister_decomposition,
+    )
+    from tensorplug._plugins._exporters import exporters, register_exporter, unregister_exporter
+    from tensorplug._plugins._overrides import (
+        gradient_overrides,
+        gradient_sets,
+        register_gradient_set,
+        unregister_gradient_set,
+        use_gradients,
+    )
+    from tensorplug._plugins._registration import (
+        get_gradient,
+        get_kernel,
+        gradient_stack,
+        kernel_stack,
+        kernels_for_backend,
+        register_gradient,
+        register_kernel,
+        unregister_gradient,
+        unregister_kernel,
+    )
+    from tensorplug._plugins._translations import (
+        register_translation,
+        translation_stack,
+        translations,
+        unregister_translation,
+    )
     from tensorplug._runtime._lazy import persist
     from tensorplug._runtime._program import (
         Assign,
@@ -367,9 +387,16 @@ __all__ = [
 __all__ += ops.__all__
 # tp.time is public but stays out of __all__: `from tensorplug import *` must not shadow the time module.
 
-from tensorplug import gradients as _builtin_gradients  # noqa: E402
 from tensorplug._plugins._env import _truthy  # noqa: E402
 from tensorplug._plugins._loading import load_plugins as _load_plugins  # noqa: E402
+
+
+def _builtin_gradients() -> ModuleType:
+    """The core's gradients, the built-in plugin: imported when they are first needed (the loader defers them)."""
+    from tensorplug import gradients
+
+    return gradients
+
 
 _load_plugins(_builtin_gradients, __version__)
 

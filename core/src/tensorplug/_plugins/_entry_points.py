@@ -13,16 +13,19 @@ import importlib
 import os
 import re
 import sys
-from typing import Any, NamedTuple
+from typing import Any
 
 
-class EntryPoint(NamedTuple):  # (a frozen dataclass would cost 0.4 ms more at import)
+class EntryPoint:  # (a plain class: a NamedTuple costs ~0.3 ms at import, a frozen dataclass ~0.8 ms)
     """One entry point of the group, with the distribution that declares it."""
 
-    name: str
-    value: str
-    distribution: str
-    version: str
+    __slots__ = ("distribution", "name", "value", "version")
+
+    def __init__(self, name: str, value: str, distribution: str, version: str) -> None:
+        self.name, self.value, self.distribution, self.version = name, value, distribution, version
+
+    def __repr__(self) -> str:
+        return f"EntryPoint(name={self.name!r}, value={self.value!r}, distribution={self.distribution!r})"
 
     def load(self) -> Any:
         """Import the module (and follow ``:attr`` if given), as ``importlib.metadata.EntryPoint.load``."""
@@ -42,30 +45,29 @@ def entry_points(group: str, path: list[str] | None = None) -> list[EntryPoint]:
     """Every entry point of ``group`` declared by a distribution installed on ``path`` (``sys.path``)."""
     found: list[EntryPoint] = []
     seen: set[str] = set()
-    header = f"[{group}]"
+    header = f"[{group}]".encode()
     for folder in sys.path if path is None else path:
         try:
-            entries = sorted(os.scandir(folder or "."), key=lambda e: e.name)
+            names = sorted(n for n in os.listdir(folder or ".") if n.endswith((".dist-info", ".egg-info")))
         except OSError:
             continue
-        for entry in entries:
-            if not entry.name.endswith((".dist-info", ".egg-info")):
-                continue
-            key = normalize(entry.name.rsplit(".", 1)[0].partition("-")[0])  # the folder names the distribution
+        for name in names:
+            key = normalize(name.rsplit(".", 1)[0].partition("-")[0])  # the folder names the distribution
             if key in seen:
                 continue  # an earlier folder on the path shadows it, as for imports
             seen.add(key)
-            text = _read(os.path.join(entry.path, "entry_points.txt"))
-            if text is None or header not in text:
+            dist_folder = os.path.join(folder or ".", name)
+            data = _read(os.path.join(dist_folder, "entry_points.txt"))
+            if data is None or header not in data:  # (bytes: most distributions declare no such group)
                 continue
-            dist, version = _name_and_version(entry.path, entry.name)  # read only for the plugins' distributions
-            found.extend(EntryPoint(n, v, dist, version) for n, v in _section(text, group))
+            dist, version = _name_and_version(dist_folder, name)  # read only for the plugins' distributions
+            found.extend(EntryPoint(n, v, dist, version) for n, v in _section(data.decode("utf-8"), group))
     return found
 
 
-def _read(path: str) -> str | None:
+def _read(path: str) -> bytes | None:
     try:
-        with open(path, encoding="utf-8") as file:
+        with open(path, "rb") as file:
             return file.read()
     except OSError:
         return None
@@ -76,10 +78,10 @@ def _name_and_version(folder: str, folder_name: str) -> tuple[str, str]:
     stem = folder_name.rsplit(".", 1)[0]
     name, _, version = stem.partition("-")
     for filename in ("METADATA", "PKG-INFO"):
-        text = _read(os.path.join(folder, filename))
-        if text is None:
+        data = _read(os.path.join(folder, filename))
+        if data is None:
             continue
-        for line in text.splitlines():
+        for line in data.decode("utf-8").splitlines():
             if not line:
                 break  # the headers end at the first blank line
             if line.startswith("Name:"):

@@ -20,7 +20,7 @@ unregistering another distribution's entry warns, naming the calling module, and
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from tensorplug._plugins._provenance import Caller, caller, loading_here, report
@@ -44,23 +44,29 @@ from tensorplug._runtime._registry import (
 )
 
 
-@dataclass(frozen=True)
 class Kind:
     """One kind of registry entry: its table, its spec type and the hook that declares it, the name of its public
     functions, the field holding its function.
 
-    ``stack`` says that ``tp.<kind>_stack`` lists a key's entries (the warnings point to it).
+    ``stack`` says that ``tp.<kind>_stack`` lists a key's entries (the warnings point to it). ``defaults``: the
+    fields a spec may leave None, and the value each then takes: (field, when a plugin declares the spec through
+    its hook, when it is registered at runtime). (A plain class: a dataclass costs ~0.5 ms more at import.)
     """
 
-    registry: LayeredRegistry[Any]
-    spec: type[Any]
-    hook: str  # the hook of tensorplug.hookspecs through which a plugin declares them
-    function: str  # tp.register_<function>, tp.unregister_<function>
-    field: str | None  # the field holding the function: the same one registered again replaces it quietly (None: never)
-    stack: bool = False
-    # Fields a spec may leave None, and the value each then takes: (field, when a plugin declares the spec through
-    # its hook, when it is registered at runtime).
-    defaults: tuple[tuple[str, Any, Any], ...] = ()
+    __slots__ = ("defaults", "field", "function", "hook", "registry", "spec", "stack")
+
+    def __init__(
+        self,
+        registry: LayeredRegistry[Any],
+        spec: type[Any],
+        hook: str,  # the hook of tensorplug.hookspecs through which a plugin declares them
+        function: str,  # tp.register_<function>, tp.unregister_<function>
+        field: str | None,  # the field holding the function: the same one registered again replaces it quietly
+        stack: bool = False,
+        defaults: tuple[tuple[str, Any, Any], ...] = (),
+    ) -> None:
+        self.registry, self.spec, self.hook, self.function, self.field = registry, spec, hook, function, field
+        self.stack, self.defaults = stack, defaults
 
     def settled(self, spec: Any, *, declared: bool) -> dict[str, Any]:
         """The fields of ``spec`` left None, with the value each takes where it is registered (for ``replace``)."""

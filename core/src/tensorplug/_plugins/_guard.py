@@ -187,7 +187,7 @@ class Snapshot:
     """Every registry stack, backend and scope of this thread, and the public API, before a plugin loads."""
 
     def __init__(self) -> None:
-        self.stacks = [registry.snapshot() for registry in REGISTRIES]  # a dict copy each: cheap at import
+        self.stacks = [registry.snapshot(settle=False) for registry in REGISTRIES]  # a dict copy each: cheap
         self.backends = dict(engine.specs)
         self.engine = (engine.active, set(engine.instances), dict(engine.failures), dict(engine.priorities))
         self.scopes = (state.overrides, len(state.outer_overrides), state.tape, len(state.outer_tapes))

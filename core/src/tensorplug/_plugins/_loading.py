@@ -29,10 +29,12 @@ is read before any plugin module is imported (``tensorplug._plugins._env``).
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from types import ModuleType
-from typing import Any, NamedTuple
+from typing import Any
 
 import pluggy
 
@@ -40,7 +42,7 @@ from tensorplug import hookspecs
 from tensorplug._plugins._contract import declared_contract, written_for_defaults
 from tensorplug._plugins._entry_points import EntryPoint, entry_points, normalize
 from tensorplug._plugins._env import ENV_ALLOW, ENV_STRICT, Settings, check_allowlist
-from tensorplug._plugins._front import KINDS
+from tensorplug._plugins._front import DECOMPOSITIONS, GRADIENTS, KINDS
 from tensorplug._plugins._guard import (
     OWNER_PREFIX,
     ClaimRefused,
@@ -70,10 +72,12 @@ from tensorplug._runtime._registry import (
     REGISTRIES,
     RUNTIME,
     BackendSpec,
+    Deferred,
     GradientSpec,
     KernelSpec,
     LayeredRegistry,
 )
+from tensorplug._runtime._spec_types import with_fields
 
 ENTRY_POINT_GROUP = "tensorplug"
 
@@ -96,12 +100,14 @@ _imported: list[str] = []  # plugin modules this load imported: forgotten again 
 
 def plugins() -> list[PluginInfo]:
     """Every plugin tensorplug saw at import: loaded, blocked by the environment, or failed."""
+    for kind in _Builtin.KINDS:
+        kind.registry.settle()  # (the built-in plugin's counts are known once it has registered)
     return list(_infos)
 
 
-def load_plugins(builtin: ModuleType, version: str) -> None:
-    """Register the built-in plugin (the module ``builtin`` of tensorplug ``version``), then discover and load
-    the installed ones (called on import, by the package, which hands the built-in gradients down).
+def load_plugins(builtin: Callable[[], ModuleType], version: str) -> None:
+    """Declare the built-in plugin (the module ``builtin()`` imports, of tensorplug ``version``), then discover and
+    load the installed ones (called on import, by the package, which hands down how to import its gradients).
 
     If anything escapes (strict mode's PluginError, a KeyboardInterrupt while a slow plugin imports), every
     plugin is taken back first, so that importing tensorplug again in the same process starts afresh.
@@ -113,10 +119,11 @@ def load_plugins(builtin: ModuleType, version: str) -> None:
         raise
 
 
-def _load_all(builtin: ModuleType, version: str) -> None:
-    builtin_info = PluginInfo(BUILTIN, BUILTIN, version, builtin.__name__, "loaded")
+def _load_all(builtin: Callable[[], ModuleType], version: str) -> None:
+    builtin_info = PluginInfo(BUILTIN, BUILTIN, version, "", "loaded")  # (its module is named once imported)
     _infos.append(builtin_info)
-    _load(builtin, builtin_info, LAYER_BUILTIN, 0, strict=True)
+    _kernel_backends[id(builtin_info)] = set()
+    _undo.append(_Builtin(builtin, builtin_info).defer())
     settings = Settings.from_environment()  # before any plugin module is imported
 
     found = sorted(entry_points(ENTRY_POINT_GROUP), key=lambda ep: (normalize(ep.distribution), ep.name))
@@ -205,57 +212,54 @@ def _load_entry_point(ep: EntryPoint, info: PluginInfo, rank: int, strict: bool)
     _load(module, info, LAYER_PLUGIN, rank, strict, snapshot)
 
 
-def _load(
-    module: ModuleType, info: PluginInfo, layer: int, rank: int, strict: bool, snapshot: Snapshot | None = None
-) -> None:
+def _load(module: ModuleType, info: PluginInfo, layer: int, rank: int, strict: bool, snapshot: Snapshot) -> None:
     """Register one plugin module and apply all of its declarations, or none of them."""
     with loading():
         _apply(module, info, layer, rank, strict, snapshot)
 
 
-def _apply(
-    module: ModuleType, info: PluginInfo, layer: int, rank: int, strict: bool, snapshot: Snapshot | None
-) -> None:
+def _apply(module: ModuleType, info: PluginInfo, layer: int, rank: int, strict: bool, snapshot: Snapshot) -> None:
     plugin_id = f"{info.distribution}:{info.name}"
     undo: list[Callable[[], Any]] = []
     notes: list[Shadowing] = []  # shadowing warnings, issued (and recorded) only once the whole plugin has loaded
     contract_warnings: list[str] = []
     try:
-        if layer != LAYER_BUILTIN:
-            who = f"plugin {info.name!r} from {info.distribution} {info.version}"
-            try:
-                info.contract, contract_warnings = declared_contract(module, who)
-            except ValueError as exc:
-                raise PluginProblem(str(exc)) from None
+        who = f"plugin {info.name!r} from {info.distribution} {info.version}"
+        try:
+            info.contract, contract_warnings = declared_contract(module, who)
+        except ValueError as exc:
+            raise PluginProblem(str(exc)) from None
         _register_hooks(module, plugin_id)
         undo.append(lambda: manager.unregister(name=plugin_id))
-        backends, *tables = [_collect(plugin_id, hook_name, kind, layer == LAYER_BUILTIN) for hook_name, kind in HOOKS]
+        backends, *tables = [_collect(plugin_id, hook_name, kind, False) for hook_name, kind in HOOKS]
         kernels, grads, sets, formats, decompositions, translations = tables
-        if layer != LAYER_BUILTIN:  # the core's own ~110 specs are checked by its tests, not on every import
-            every = [*backends, *kernels, *grads, *sets, *formats, *decompositions, *translations]
-            for spec in every:
-                validate(spec)
-            check_duplicates(every)
-        direct = _adopt(snapshot, info, rank, notes) if snapshot is not None else _Direct([], [], [], [], [], [], [])
+        every = [*backends, *kernels, *grads, *sets, *formats, *decompositions, *translations]
+        for spec in every:  # (the core's own ~110 specs are checked by its tests, not on every import)
+            validate(spec)
+        check_duplicates(every)
+        direct = _adopt(snapshot, info, rank, notes)
         for name in [*direct.backends, *(s.name for s in backends)]:
             check_claim(name, info.distribution, info.version, _owners, engine.specs)
         for bspec in backends:
-            engine.add_backend(replace(bspec, source=info.distribution))
+            engine.add_backend(with_fields(bspec, source=info.distribution))
             undo.append(_backend_remover(bspec.name))
         for kind, specs in zip(KINDS, tables, strict=True):
+            if not specs:
+                continue  # (a table it declares nothing for is not even read: its deferred entries stay deferred)
             registry = kind.registry
-            # (replace, not a copy of __dict__: a spec whose __dict__ was made reads its fields ~3x slower, and the
-            # backward pass reads a GradientSpec's at every step)
-            # (a plugin written before contract 1.1 keeps the runtime defaults: its gradients run as written)
-            declared = layer == LAYER_BUILTIN or written_for_defaults(info.contract)
-            added = [replace(spec, source=info.distribution, **kind.settled(spec, declared=declared)) for spec in specs]
+            # (with_fields sets a copy's fields in order, never its __dict__: a spec whose __dict__ was made reads
+            # its fields ~3x slower; a plugin written before contract 1.1 keeps the runtime defaults)
+            declared, source = written_for_defaults(info.contract), info.distribution
+            if kind.defaults:
+                added = [with_fields(s, source=source, **kind.settled(s, declared=declared)) for s in specs]
+            else:
+                added = [with_fields(spec, source=source) for spec in specs]
             undo.append(_discarder(registry, added))
             notes += _add_all(registry, added, layer, rank)
     except BaseException as exc:
         for action in reversed(undo):
             action()
-        if snapshot is not None:
-            snapshot.restore()
+        snapshot.restore()
         if not is_plugin_failure(exc):
             raise
         _fail(info, str(exc) if isinstance(exc, PluginProblem) else f"{type(exc).__name__}: {exc}", strict, exc)
@@ -263,24 +267,22 @@ def _apply(
             info.refused_backends = [exc.backend]  # _fail cleared what it registered, not what it was refused
         return
     _undo.extend(undo)
-    if snapshot is not None:
-        _undo.append(snapshot.restore)  # what it registered directly, if strict mode later unloads everything
-        switched = snapshot.active_backend_changed()
-        if switched is not None:
-            snapshot.restore_active_backend(dispose=False)
-            warn(
-                f"tensorplug: plugin {info.name!r} from {info.distribution} {info.version} made {switched!r} the "
-                "active backend while loading (tp.set_backend, or an op run while importing); that was undone: which "
-                "backend ops use is the user's choice (tp.set_backend) or, by default, the highest-priority one.",
-                stacklevel=5,
-            )
+    _undo.append(snapshot.restore)  # what it registered directly, if strict mode later unloads everything
+    switched = snapshot.active_backend_changed()
+    if switched is not None:
+        snapshot.restore_active_backend(dispose=False)
+        warn(
+            f"tensorplug: plugin {info.name!r} from {info.distribution} {info.version} made {switched!r} the "
+            "active backend while loading (tp.set_backend, or an op run while importing); that was undone: which "
+            "backend ops use is the user's choice (tp.set_backend) or, by default, the highest-priority one.",
+            stacklevel=5,
+        )
     for message in contract_warnings:
         warn(message, stacklevel=5)
     for note in notes:
         shadowing.append(note)
         warn(note.message, stacklevel=5)
-    if layer != LAYER_BUILTIN:
-        note_plugin(info.module, info.distribution, info.version)
+    note_plugin(info.module, info.distribution, info.version)
     info.backends = [*direct.backends, *(s.name for s in backends)]
     info.kernels, info.gradients = len(kernels) + len(direct.kernels), len(grads) + len(direct.grads)
     info.gradient_sets = [*direct.gradient_sets, *(s.name for s in sets)]
@@ -288,20 +290,27 @@ def _apply(
     info.decompositions = [*direct.decompositions, *(s.kernel_name for s in decompositions)]
     info.translations = [*direct.translations, *(f"{s.kernel_name} ({s.format})" for s in translations)]
     _kernel_backends[id(info)] = {s.backend_name for s in [*kernels, *direct.kernels]}
-    if layer != LAYER_BUILTIN:
-        _gradient_names[id(info)] = [s.kernel_name for s in [*grads, *direct.grads]]
+    _gradient_names[id(info)] = [s.kernel_name for s in [*grads, *direct.grads]]
 
 
-class _Direct(NamedTuple):
-    """What a plugin registered directly (``tp.register_*``) while it loaded, now attributed to it."""
+class _Direct:
+    """What a plugin registered directly (``tp.register_*``) while it loaded, now attributed to it. (A plain
+    class: a NamedTuple costs ~0.3 ms at import.)"""
 
-    backends: list[str]
-    kernels: list[KernelSpec]
-    grads: list[GradientSpec]
-    gradient_sets: list[str]
-    exporters: list[str]
-    decompositions: list[str]
-    translations: list[str]
+    __slots__ = ("backends", "decompositions", "exporters", "gradient_sets", "grads", "kernels", "translations")
+
+    def __init__(
+        self,
+        backends: list[str],
+        kernels: list[KernelSpec],
+        grads: list[GradientSpec],
+        gradient_sets: list[str],
+        exporters: list[str],
+        decompositions: list[str],
+        translations: list[str],
+    ) -> None:
+        self.backends, self.kernels, self.grads, self.gradient_sets = backends, kernels, grads, gradient_sets
+        self.exporters, self.decompositions, self.translations = exporters, decompositions, translations
 
 
 def _adopt(snapshot: Snapshot, info: PluginInfo, rank: int, notes: list[Shadowing]) -> _Direct:
@@ -348,6 +357,64 @@ def _adopt(snapshot: Snapshot, info: PluginInfo, rank: int, notes: list[Shadowin
         backends, kernels, grads, [s.name for s in sets], [s.format for s in formats],
         [s.kernel_name for s in decompositions], [f"{s.kernel_name} ({s.format})" for s in translations],
     )  # fmt: skip
+
+
+class _Builtin:
+    """The core's built-in plugin, declared at import and registered the first time the tables it declares for
+    (gradients, decompositions) are used: importing its module and its ~110 gradients is then paid by the first
+    backprop (or decomposition), not by ``import tensorplug``. Its entries count as there all along (deferred in
+    their tables: see :meth:`LayeredRegistry.defer`); they come through its hooks, as every plugin's."""
+
+    KINDS = (GRADIENTS, DECOMPOSITIONS)
+    PLUGIN_ID = f"{BUILTIN}:{BUILTIN}"
+
+    def __init__(self, module: Callable[[], ModuleType], info: PluginInfo) -> None:
+        self.module, self.info = module, info
+        self.specs: dict[int, list[Any]] | None = None  # id(registry) -> its entries, once collected
+        self.lock = threading.Lock()
+
+    def defer(self) -> Callable[[], None]:
+        """Defer its entries in each of its tables; return how to take them back."""
+        for kind in self.KINDS:
+            kind.registry.defer(Deferred(partial(self.entries, kind.registry), LAYER_BUILTIN, 0))
+        return self.take_back
+
+    def entries(self, registry: LayeredRegistry[Any]) -> list[Any]:
+        with self.lock:
+            if self.specs is None:
+                self.specs = self._collect()
+        return self.specs.get(id(registry), [])
+
+    def _collect(self) -> dict[int, list[Any]]:
+        module = self.module()
+        self.info.module = module.__name__
+        with loading():
+            _register_hooks(module, self.PLUGIN_ID)
+            backends, *tables = [_collect(self.PLUGIN_ID, hook_name, kind, True) for hook_name, kind in HOOKS]
+        if backends:
+            raise PluginError(f"the built-in plugin ({module.__name__}) declares backends; it may not")
+        specs: dict[int, list[Any]] = {}
+        for kind, declared in zip(KINDS, tables, strict=True):
+            added = [with_fields(spec, source=BUILTIN, **kind.settled(spec, declared=True)) for spec in declared]
+            specs[id(kind.registry)] = added
+            if added and kind not in self.KINDS:
+                kind.registry.add_all(added, LAYER_BUILTIN, 0)
+        kernels, grads, sets, formats, decompositions, translations = tables
+        info = self.info
+        info.kernels, info.gradients = len(kernels), len(grads)
+        info.gradient_sets, info.exporters = [s.name for s in sets], [s.format for s in formats]
+        info.decompositions = [s.kernel_name for s in decompositions]
+        info.translations = [f"{s.kernel_name} ({s.format})" for s in translations]
+        return specs
+
+    def take_back(self) -> None:
+        for kind in self.KINDS:
+            kind.registry.defer(None)
+        for kind in KINDS:
+            for spec in (self.specs or {}).get(id(kind.registry), ()):
+                kind.registry.discard(spec)
+        if manager.has_plugin(self.PLUGIN_ID):
+            manager.unregister(name=self.PLUGIN_ID)
 
 
 # -- one plugin's hooks -----------------------------------------------------------------------------------------------

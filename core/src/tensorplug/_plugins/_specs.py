@@ -34,13 +34,23 @@ def _name_problem(value: object) -> str | None:
     return None
 
 
+_KERNEL_NAMES_OK: set[str] = set()  # kernel names found well-formed (every backend declares the same ones)
+
+
 def _kernel_name_problem(value: object) -> str | None:
+    if type(value) is str and value in _KERNEL_NAMES_OK:  # (an exact str: a subclass may hash as another)
+        return None
     problem = _name_problem(value)
     if problem is None and isinstance(value, str):
         canonical = _CANONICAL.get(value.lower())
         if canonical is not None and canonical != value:
             problem = f"differs from the canonical kernel name {canonical!r} only in case (see tp.kernel_names)"
+    if problem is None and type(value) is str:
+        _KERNEL_NAMES_OK.add(value)
     return problem
+
+
+_MODULES_OK: set[str] = set()  # module names of lazy references found well-formed (a plugin names a few, often)
 
 
 def _lazy_problem(value: object, none_ok: bool = False) -> str | None:
@@ -51,8 +61,12 @@ def _lazy_problem(value: object, none_ok: bool = False) -> str | None:
         return None
     if isinstance(value, str):
         module, sep, attr = value.partition(":")
+        if sep and module in _MODULES_OK and attr.isidentifier():
+            return None  # (the usual case: one set lookup)
         dotted_ok = all(map(str.isidentifier, module.split("."))) and all(map(str.isidentifier, attr.split(".")))
         if sep and dotted_ok:
+            if type(module) is str:  # (an exact str: a subclass may hash as another)
+                _MODULES_OK.add(module)
             return None
         return f"lazy reference {value!r} is not of the form 'package.module:attribute'"
     allowed = "a callable, a 'module:attribute' name" + (" or None" if none_ok else "")
@@ -73,8 +87,9 @@ def validate(spec: Spec) -> None:
         problems["kernel_name"] = _kernel_name_problem(spec.kernel_name)
         problems["backend_name"] = _name_problem(spec.backend_name)
         problems["kernel"] = _lazy_problem(spec.kernel)
-        problems["setup"] = _lazy_problem(spec.setup, none_ok=True)
-        problems["dispose"] = _lazy_problem(spec.dispose, none_ok=True)
+        if spec.setup is not None or spec.dispose is not None:  # (most kernels have neither)
+            problems["setup"] = _lazy_problem(spec.setup, none_ok=True)
+            problems["dispose"] = _lazy_problem(spec.dispose, none_ok=True)
         problems["override"] = None if isinstance(spec.override, bool) else "must be True or False"
         problems["optional"] = None if isinstance(spec.optional, bool) else "must be True or False"
     elif isinstance(spec, GradientSpec):
@@ -101,8 +116,8 @@ def validate(spec: Spec) -> None:
         problems["factory"] = _lazy_problem(spec.factory)
         problems["description"] = None if isinstance(spec.description, str) else "must be a str"
         problems["replay"] = _replay_problem(spec.replay)
-    found = [f"{name} {problem}" for name, problem in problems.items() if problem]
-    if found:
+    if any(problems.values()):
+        found = [f"{name} {problem}" for name, problem in problems.items() if problem]
         raise PluginProblem(f"malformed {_spec_text(spec):.120}: {'; '.join(found)}")
 
 

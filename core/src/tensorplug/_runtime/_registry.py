@@ -1,6 +1,6 @@
 """Kernel, gradient and backend registries.
 
-Registry entries are frozen dataclasses. Every key keeps a stack of entries
+Registry entries are frozen dataclasses (``tensorplug._runtime._spec_types``). Every key keeps a stack of entries
 ordered by precedence: the built-in layer, then plugins in load order, then
 runtime registrations. The top of the stack is active; unregistering it
 brings the one below back. Each entry records the distribution that
@@ -14,26 +14,29 @@ from __future__ import annotations
 import importlib
 import threading
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from operator import attrgetter
 from types import BuiltinFunctionType, FunctionType, MethodType
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from tensorplug._runtime._errors import RegistrationError
+from tensorplug._runtime._spec_types import RUNTIME as RUNTIME
+from tensorplug._runtime._spec_types import BackendSpec as BackendSpec
+from tensorplug._runtime._spec_types import DecompositionSpec as DecompositionSpec
+from tensorplug._runtime._spec_types import ExporterSpec as ExporterSpec
+from tensorplug._runtime._spec_types import GradFunc as GradFunc
+from tensorplug._runtime._spec_types import GradientSet as GradientSet
+from tensorplug._runtime._spec_types import GradientSpec as GradientSpec
+from tensorplug._runtime._spec_types import KernelFunc as KernelFunc
+from tensorplug._runtime._spec_types import KernelSpec as KernelSpec
+from tensorplug._runtime._spec_types import TranslationSpec as TranslationSpec
 
-RUNTIME = "runtime"  # the source of a registration made by user code
 BUILTIN = "tensorplug"  # the source of the core's own entries, registered through the hooks as a plugin's
 
 # Precedence layers, lowest first.
 LAYER_BUILTIN = 0
 LAYER_PLUGIN = 1
 LAYER_RUNTIME = 2
-
-KernelFunc = Callable[[dict[str, Any], dict[str, Any], Any], Any]
-"""``kernel(inputs, attrs, backend)``: raw storage in, raw storage (or a tuple of them) out."""
-
-GradFunc = Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]
-"""``grad(dy, saved, attrs)``: one gradient per input (tuple in input order, or dict by name)."""
 
 
 def resolve(obj: Any, what: str) -> Any:
@@ -47,181 +50,6 @@ def resolve(obj: Any, what: str) -> Any:
     for part in attr.split("."):
         value = getattr(value, part)
     return value
-
-
-@dataclass(frozen=True)
-class BackendSpec:
-    """A backend declaration: its name, its factory (callable or ``"module:attr"``) and priority.
-
-    The factory is called with the options given to ``set_backend`` and
-    returns a :class:`tensorplug.Backend`. The default backend is the highest
-    priority one whose factory succeeds. ``priority`` may also be a cheap
-    function (or ``"module:attr"``) returning an int, asked once when the
-    backends are first ranked; it must not import the backend's library
-    (a torch backend asks whether a CUDA device is present, say).
-    ``fallback`` names another backend that runs the kernels this one
-    lacks, with the data moved there and the results moved back (a partial
-    backend); each kernel that falls back warns once (``FallbackWarning``).
-    """
-
-    name: str
-    factory: Callable[..., Any] | str
-    priority: int | Callable[[], int] | str = 0
-    source: str = RUNTIME
-    fallback: str | None = None
-
-
-@dataclass(frozen=True)
-class KernelSpec:
-    """A kernel for one (kernel name, backend name) pair.
-
-    ``kernel`` (and ``setup`` / ``dispose``) may be lazy ``"module:attr"``
-    names, imported the first time the kernel runs, so that declaring a
-    kernel never imports the backend's library. ``optional=True`` (which
-    ``catalogue_kernels`` sets for the names it derives by convention) says
-    the lazy ``kernel`` may not exist: when its module is not there or does
-    not define it, the kernel is not registered for the backend (found when
-    the backend is initialised, or when the kernel first runs); a module
-    that raises on import is still an error.
-    """
-
-    kernel_name: str
-    backend_name: str
-    kernel: KernelFunc | str
-    setup: Callable[[Any], None] | str | None = None
-    dispose: Callable[[Any], None] | str | None = None
-    override: bool = False
-    source: str = RUNTIME
-    note: str = ""
-    """How the kernel runs when that is worth knowing (``"per-chunk"``: numpy's kernel mapped over each chunk
-    of a dask array); ``tp.coverage()`` shows it beside the provider."""
-    optional: bool = False
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return (self.kernel_name, self.backend_name)
-
-
-@dataclass(frozen=True)
-class GradientSpec:
-    """The gradient of one kernel, written with ops: ``grad(dy, saved, attrs)``.
-
-    ``saved`` holds the inputs named in ``inputs_to_save`` (in that order)
-    followed by the outputs whose indices are in ``outputs_to_save``. The
-    result has one entry per input (tuple in input order, or dict by name):
-    a Tensor, None (no gradient), or a zero-argument callable returning one,
-    called only when that input needs a gradient.
-    ``grad=None`` declares the kernel explicitly not differentiable.
-    ``replay=True`` declares that the gradient is a function of ``dy``, ``saved`` and ``attrs`` alone, made of
-    ops (no Python state, no values read back): eager backprop may then trace it once per signature and replay
-    the program it made. ``replay=False`` declares that it runs as written at every backprop. Left None, where
-    it is registered decides: a gradient that a plugin written for contract 1.1 or later declares through its
-    hook (the core's included) is replayed; one registered at runtime (``tp.register_gradient``, a scope), or
-    declared by an older plugin, runs as written unless registered with ``replay=True``.
-    """
-
-    kernel_name: str
-    grad: GradFunc | str | None
-    inputs_to_save: tuple[str, ...] = ()
-    outputs_to_save: tuple[int, ...] = ()
-    override: bool = False
-    source: str = RUNTIME
-    replay: bool | None = None
-
-    @property
-    def key(self) -> str:
-        return self.kernel_name
-
-
-@dataclass(frozen=True)
-class GradientSet:
-    """A named set of gradient overrides, off until enabled with ``tp.use_gradients(name, **params)``.
-
-    ``factory(**params)`` returns the GradientSpecs of the set (it may be a
-    lazy ``"module:attr"`` name); ``params`` make sets such as
-    ``clip(min, max)`` possible. ``replay`` is what its specs that leave
-    their own ``replay`` None declare (see :class:`GradientSpec`); left None,
-    a set a plugin written for contract 1.1 or later declares is replayed, one registered at runtime is not.
-    """
-
-    name: str
-    factory: Callable[..., Sequence[GradientSpec]] | str
-    description: str = ""
-    source: str = RUNTIME
-    replay: bool | None = None
-
-    @property
-    def key(self) -> str:
-        return self.name
-
-
-@dataclass(frozen=True)
-class DecompositionSpec:
-    """How kernel ``kernel_name`` decomposes into ops: ``fn(inputs, attrs)`` receives the kernel's inputs as
-    Tensors by name and its attrs, and returns its output computed with ops (the kernel convention one level up).
-
-    ``fn`` may be a lazy ``"module:attribute"`` name. A decomposition is the kernel on any backend that has none
-    of its own (before a data-moving fallback), and the way to differentiate a kernel that has no gradient.
-    """
-
-    kernel_name: str
-    fn: Callable[..., Any] | str
-    source: str = RUNTIME
-
-    @property
-    def key(self) -> str:
-        return self.kernel_name
-
-
-@dataclass(frozen=True)
-class TranslationSpec:
-    """How the exporter of ``format`` writes kernel ``kernel_name``: ``translate`` is called in the exporter's
-    converter convention (for ``"onnx"``: ``translate(graph, step)``, which adds ONNX nodes and returns the value
-    name of each output; see ``docs/export.md``).
-
-    ``translate`` may be a lazy ``"module:attribute"`` name, imported at the first export that needs it, so that
-    declaring a translation never imports the format's library. An exporter uses a kernel's translation before its
-    own converter of that kernel, and a kernel with neither is exported as its decomposition when it has one.
-
-    >>> import tensorplug as tp
-    >>> tp.TranslationSpec("onnx", "Swish", "my_kernels.onnx:swish").key
-    ('onnx', 'Swish')
-    """
-
-    format: str
-    kernel_name: str
-    translate: Callable[..., Any] | str
-    source: str = RUNTIME
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return (self.format, self.kernel_name)
-
-
-@dataclass(frozen=True)
-class ExporterSpec:
-    """A format ``tp.export`` can write: ``format`` names it, ``exporter(request)`` writes it.
-
-    ``exporter`` is a callable or a lazy ``"module:attribute"`` name, imported at the first export in this
-    format; ``description`` is one line for ``tp.exporters()`` and ``tensorplug info``. ``runner`` says how to run
-    what the format exports, for checks (``tensorplug.testing.check_kernel`` exports a kernel and runs it): a
-    callable of no arguments returning a ``tensorplug.testing.ExportRunner``, or a lazy ``"module:attribute"``
-    name of one; None when the format declares none (its checks are skipped).
-
-    >>> import tensorplug as tp
-    >>> tp.ExporterSpec("onnx", "tensorplug_onnx:export", "ONNX models, opset 18").key
-    'onnx'
-    """
-
-    format: str
-    exporter: Callable[[Any], Any] | str
-    description: str = ""
-    source: str = RUNTIME
-    runner: Callable[[], Any] | str | None = None
-
-    @property
-    def key(self) -> str:
-        return self.format
 
 
 S = TypeVar("S", KernelSpec, GradientSpec)
@@ -239,11 +67,32 @@ def _precedence(entry: _Entry[Any]) -> tuple[int, int]:
     return entry.layer, entry.rank
 
 
+class Deferred:
+    """Entries a table adds when first used (:meth:`LayeredRegistry.defer`): ``load()`` returns them, added at
+    ``layer`` and ``rank``. (A plain class: a NamedTuple costs ~0.3 ms at import.)"""
+
+    __slots__ = ("layer", "load", "rank")
+
+    def __init__(self, load: Callable[[], Sequence[Any]], layer: int, rank: int) -> None:
+        self.load, self.layer, self.rank = load, layer, rank
+
+
+class _Stacks(dict[Hashable, list[_Entry[Any]]]):
+    """A registry's stacks at one moment, and what it had deferred then (:meth:`LayeredRegistry.snapshot`)."""
+
+    def __init__(self, stacks: Mapping[Hashable, list[_Entry[Any]]], deferred: Deferred | None) -> None:
+        super().__init__(stacks)
+        self.deferred = deferred
+
+
 class LayeredRegistry(Generic[S]):
     """A map from key to a precedence-ordered stack of specs; the top entry is active.
 
     Safe to read from any thread while another writes: writers hold ``lock`` and never change a
     stack in place, they put a new list in its slot, so a reader sees a whole stack, old or new.
+
+    Entries may be declared deferred (:meth:`defer`): added, as if they had been there all along, the first time
+    the table is read or written (a ``get`` that finds its key reads nothing more).
     """
 
     def __init__(self, kind: str) -> None:
@@ -252,6 +101,45 @@ class LayeredRegistry(Generic[S]):
         self.lock = threading.RLock()
         self._listeners: list[Callable[[Hashable], None]] = []
         self._counter = 0
+        self._deferred: Deferred | None = None
+        self._settling = False
+
+    # -- deferred entries -------------------------------------------------------------------------------------------
+
+    @property
+    def deferred(self) -> Deferred | None:
+        """The entries declared but not added yet (:meth:`defer`), or None."""
+        return self._deferred
+
+    def defer(self, deferred: Deferred | None) -> None:
+        """Declare entries to add when the table is first used: ``deferred.load()`` returns them (importing what
+        declares them), added at ``deferred.layer`` and ``deferred.rank`` without a word to the listeners (they
+        count as there all along). None takes back what is still deferred."""
+        with self.lock:
+            self._deferred = deferred
+
+    def settle(self) -> None:
+        """Add the deferred entries now, if any. Other threads wait until they are in; the thread adding them
+        sees the table without them meanwhile (what it imports may read it)."""
+        if self._deferred is None:
+            return
+        with self.lock:
+            deferred = self._deferred
+            if deferred is None or self._settling:
+                return
+            self._settling = True
+            try:
+                specs: Sequence[S] = deferred.load()
+                stacks: dict[Hashable, list[_Entry[S]]] = self._stacks
+                for spec in specs:
+                    stack: list[_Entry[S]] = list(stacks.get(spec.key, ()))
+                    stack.append(_Entry(deferred.layer, deferred.rank, spec))
+                    if len(stack) > 1:
+                        stack.sort(key=_precedence)
+                    stacks[spec.key] = stack
+                self._deferred = None
+            finally:
+                self._settling = False
 
     def on_change(self, listener: Callable[[Hashable], None]) -> None:
         self._listeners.append(listener)
@@ -265,6 +153,7 @@ class LayeredRegistry(Generic[S]):
 
         Readers in other threads see the stack before or after, never in between.
         """
+        self.settle()
         key = spec.key
         with self.lock:
             if rank is None:
@@ -286,6 +175,7 @@ class LayeredRegistry(Generic[S]):
         One plugin's declarations of a kind are added this way at import, under one hold of the lock (a reader
         sees each stack old or new, as with ``add``), at half the cost of ``add`` per spec.
         """
+        self.settle()
         tops: list[tuple[int, S] | None] = []
         with self.lock:
             stacks = self._stacks
@@ -303,6 +193,7 @@ class LayeredRegistry(Generic[S]):
 
     def discard(self, spec: S) -> bool:
         """Remove exactly this spec (used for rollback); True if it was there."""
+        self.settle()
         key = spec.key
         with self.lock:
             stack = self._stacks.get(key)
@@ -320,6 +211,7 @@ class LayeredRegistry(Generic[S]):
 
     def pop(self, key: Hashable, source: str | None = None) -> S:
         """Remove the active spec for ``key`` (or the topmost one from ``source``) and return it."""
+        self.settle()
         with self.lock:
             stack = self._stacks.get(key)
             candidates = [e for e in stack or () if source is None or e.spec.source == source]
@@ -340,25 +232,38 @@ class LayeredRegistry(Generic[S]):
 
     def get(self, key: Hashable) -> S | None:
         stack = self._stacks.get(key)
-        return stack[-1].spec if stack else None
+        if stack:
+            return stack[-1].spec
+        if self._deferred is not None:  # (only a miss looks further)
+            self.settle()
+            stack = self._stacks.get(key)
+            return stack[-1].spec if stack else None
+        return None
 
     def stack(self, key: Hashable) -> list[S]:
         """Every spec registered for ``key``, lowest precedence first."""
+        self.settle()
         return [e.spec for e in self._stacks.get(key, ())]
 
     def top_layer(self, key: Hashable) -> tuple[int, S] | None:
+        self.settle()
         stack = self._stacks.get(key)
         return (stack[-1].layer, stack[-1].spec) if stack else None
 
     def keys(self) -> list[Hashable]:
+        self.settle()
         return list(self._stacks)
 
     def __iter__(self) -> Iterator[S]:
+        self.settle()
         return iter([stack[-1].spec for stack in list(self._stacks.values())])
 
-    def snapshot(self) -> Mapping[Hashable, list[_Entry[S]]]:
-        """Every stack as it is now: a shallow copy is enough, as writers never change a stack in place."""
-        return dict(self._stacks)
+    def snapshot(self, settle: bool = True) -> Mapping[Hashable, list[_Entry[S]]]:
+        """Every stack as it is now: a shallow copy is enough, as writers never change a stack in place. With
+        ``settle=False`` the deferred entries stay deferred, and :meth:`restore` defers them again."""
+        if settle:
+            self.settle()
+        return _Stacks(self._stacks, self._deferred)
 
     def added_since(self, snapshot: Mapping[Hashable, list[_Entry[S]]]) -> list[S]:
         """The specs registered after ``snapshot`` was taken (and still registered)."""
@@ -381,11 +286,13 @@ class LayeredRegistry(Generic[S]):
         return removed
 
     def restore(self, snapshot: Mapping[Hashable, list[_Entry[S]]]) -> None:
-        """Put every stack back as it was in ``snapshot``: what was added since goes, what was removed returns."""
+        """Put every stack back as it was in ``snapshot``: what was added since goes, what was removed returns (and
+        what was deferred then is deferred again)."""
         with self.lock:
             now: dict[Hashable, list[_Entry[S]]] = self._stacks
             changed = [key for key in {*now, *snapshot} if now.get(key) is not snapshot.get(key)]
             self._stacks = dict(snapshot)  # the very lists of then (never changed in place), in their order
+            self._deferred = snapshot.deferred if isinstance(snapshot, _Stacks) else None
         for key in changed:
             self._changed(key)
 

@@ -58,6 +58,7 @@ def _wrapped(names: Iterable[str], indent: str = "    ") -> list[str]:
 
 def kernel_names_source(entries: Iterable[KernelEntry]) -> str:
     """The text of ``tensorplug/kernel_names.py``."""
+    entries = list(entries)
     by_family: dict[str, list[str]] = {family: [] for family in FAMILY_TITLES}
     for entry in entries:
         by_family[entry.family].append(entry.name)
@@ -94,6 +95,16 @@ def kernel_names_source(entries: Iterable[KernelEntry]) -> str:
         "}",
         '"""The catalogue by family, in catalogue order; a backend keeps each family\'s kernels in a module '
         '``_<family>``."""',
+        "",
+        "INPUTS: Final[dict[str, tuple[str, ...]]] = {",
+        *(
+            f"    {constant_name(entry.name)}: ({', '.join(f'{chr(34)}{i.name}{chr(34)}' for i in entry.inputs)}),"
+            for entry in entries
+            if len(entry.inputs) > 1
+        ),
+        "}",
+        '"""The inputs of each kernel of several, in the order its entry lists them (the order of its gradient\'s '
+        'entries)."""',
     ]
     return "\n".join(out) + "\n"
 
