@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from tensorplug._autodiff._record import record_gradient
+from tensorplug.ops._record import record_gradient
 from tensorplug._runtime._errors import ShapeError, TensorplugError
 from tensorplug._runtime._registry import BUILTIN, GradientSpec
 from tensorplug._runtime._state import no_grad

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from tensorplug import kernel_names as K
-from tensorplug._autodiff._record import record_gradient
+from tensorplug.ops._record import record_gradient
 from tensorplug._runtime._engine import dispatch
 from tensorplug._runtime._errors import DTypeError, InvalidArgumentError, ShapeError
 from tensorplug._runtime._registry import BUILTIN, GradientSpec
