@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from tensorplug.ops._record import record_gradient
 from tensorplug._runtime._errors import ShapeError, TensorplugError
 from tensorplug._runtime._registry import BUILTIN, GradientSpec
 from tensorplug._runtime._state import no_grad
@@ -36,6 +35,7 @@ from tensorplug.ops import (
     sum,
 )
 from tensorplug.ops._args import check_float
+from tensorplug.ops._record import record_gradient
 
 __all__ = [
     "Reduction",

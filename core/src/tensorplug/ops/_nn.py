@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from tensorplug import kernel_names as K
-from tensorplug.ops._record import record_gradient
 from tensorplug._runtime._engine import dispatch
 from tensorplug._runtime._errors import DTypeError, InvalidArgumentError, ShapeError
 from tensorplug._runtime._registry import BUILTIN, GradientSpec
@@ -29,6 +28,7 @@ from tensorplug.ops._args import check_float, to_float
 from tensorplug.ops._binary import mul, sub, where
 from tensorplug.ops._convert import as_tensor
 from tensorplug.ops._promote import promote_operands
+from tensorplug.ops._record import record_gradient
 from tensorplug.ops._reduction import max as max_
 from tensorplug.ops._reduction import sum as sum_
 from tensorplug.ops._shape import reshape
