@@ -106,6 +106,16 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def one_core_for_jax() -> None:
+    """With one thread per library (the default), keep JAX's process on one CPU: XLA sizes its thread pools by the
+    CPUs it may use and has no setting that holds its compiled programs to one thread, as OMP_NUM_THREADS and
+    OPENBLAS_NUM_THREADS hold torch and NumPy."""
+    if all(value == "1" for value in thread_setting().values()) and hasattr(os, "sched_setaffinity"):
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) > 1:
+            os.sched_setaffinity(0, cpus[-1:])
+
+
 def time_group(group: str, settings: Settings, named: bool) -> Outcome:
     import tensorplug as tp
     from tensorplug._tools._bench import workloads
@@ -113,6 +123,7 @@ def time_group(group: str, settings: Settings, named: bool) -> Outcome:
     if group == AUTOGRAD_GROUP:
         return Outcome([workloads.bench_autograd(settings)])
     if group == JAX_GROUP:
+        one_core_for_jax()
         return Outcome(workloads.bench_jax(settings))
     try:
         backend = tp.backend(group)

@@ -177,7 +177,8 @@ def references_text(results: Results) -> list[str]:
         if result.backend in (JAX_JIT, JAX_EAGER):
             lines.append(
                 f"- {result.backend} (installed, so timed for comparison; not a tensorplug backend): its rows hold "
-                "JAX's own time on the CPU in the tensorplug column, against NumPy by hand; compare them with "
+                "JAX's own time on the CPU in the tensorplug column, against NumPy by hand (with one thread per "
+                "library, JAX's process is kept on one CPU: XLA has no setting for one thread); compare them with "
                 "the numpy backend's tp.function rows"
             )
             continue
