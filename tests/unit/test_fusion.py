@@ -140,6 +140,38 @@ def test_a_chain_into_a_dead_buffer_that_a_later_step_reads_still_gives_the_step
     assert traced(x).numpy().tobytes() == f(x).numpy().tobytes()
 
 
+def test_two_chains_into_one_step_make_one_group_and_the_other_step_runs_alone() -> None:
+    """``exp(a) + log(b)``: both exp and log are read once, by the add; one group takes the add, the other
+    step keeps its own line."""
+
+    def f(a: tp.Tensor, b: tp.Tensor) -> tp.Tensor:
+        return tp.exp(a) + tp.log(b)
+
+    a, b = tp.tensor(np.abs(tricky(LARGE)) + 0.5), tp.tensor(np.abs(tricky(LARGE)) + 0.5)
+    _, (fused, _, plain), steps = replays(f, a, b)
+    assert [group.chain for group in steps.fused.values()] == [(0, 2)]
+    assert steps.absorbed == {0}
+    assert_same_bits(run(fused, a, b), run(plain, a, b))
+
+
+def test_no_group_moves_a_read_past_the_last_use_of_what_it_reads() -> None:
+    """``exp(x)``'s only reader comes after ``x * 2.0``, the last use of ``x``: run at the add, the exp would read
+    ``x`` after it is released (or written into), so it keeps its own line."""
+
+    def f(x: tp.Tensor) -> tp.Tensor:
+        e = tp.exp(x)
+        m = x * 2.0
+        return e + m
+
+    x = tp.tensor(tricky(LARGE))
+    _, (fused, _, plain), steps = replays(f, x)
+    assert [group.chain for group in steps.fused.values()] == [(1, 2)]
+    assert_same_bits(run(fused, x), run(plain, x))
+    traced = tp.function(f)
+    traced(x)
+    assert traced(x).numpy().tobytes() == f(x).numpy().tobytes()
+
+
 def test_a_fused_tp_function_and_its_gradient_give_eager_bits() -> None:
     """A relu layer trained a step: forward and backward through tp.function and through eager backprop's
     gradient programs (which fuse too), against eager, NaN and signed zeros included."""

@@ -261,7 +261,10 @@ def fuse_chains(lowering: Lowering) -> None:
         chain: tuple[int, ...] = (i,)
         lowered: StepLowering | None = None
         while chain[-1] in reader:
-            longer = (*chain, reader[chain[-1]])
+            end = reader[chain[-1]]
+            if end in plan.fused or end in plan.absorbed or not _movable(program, chain, end):
+                break  # the step ends another group already, or a step runs between with the last use of an input
+            longer = (*chain, end)
             answer = lowering.fuse(program, longer)
             if answer is None:
                 break
@@ -275,6 +278,13 @@ def fuse_chains(lowering: Lowering) -> None:
             plan.absorbed.update(chain[:-1])
             for index in chain:
                 plan.calls.pop(index, None)
+
+
+def _movable(program: Program, chain: tuple[int, ...], end: int) -> bool:
+    """Whether the steps of ``chain`` may run at step ``end``'s place: no step between them and ``end`` outside
+    the chain is the last use of a register they read (that step frees it, or writes into it ``into``)."""
+    read = {r for i in chain for r in program.steps[i].input_registers}  # type: ignore[union-attr]
+    return not any(read.intersection(program.steps[k].free) for k in range(chain[0] + 1, end) if k not in chain)
 
 
 def _single_readers(program: Program, answers: dict[int, StepLowering], plan: Plan) -> dict[int, int]:
