@@ -269,8 +269,10 @@ def fuse_chains(lowering: Lowering) -> None:
             if answer is None:
                 break
             if not isinstance(answer, StepLowering) or answer.call is None:
+                kernels = ", ".join(program.steps[k].kernel for k in longer)  # type: ignore[union-attr]
                 raise TypeError(
-                    f"fuse returned {answer!r} for steps {longer}, not a tp.StepLowering with a call, or None"
+                    f"fuse returned {answer!r} for steps {longer} ({kernels}), not a tp.StepLowering with a call, "
+                    "or None"
                 )
             chain, lowered = longer, answer
         if lowered is not None:
