@@ -5,6 +5,7 @@ Quick settings only, and no assertion on a time beyond "positive".
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -52,6 +53,13 @@ sys.exit(status)
 """
 
 
+JAX_ROWS = {
+    "grad of sum(tanh(x*w+b)), 1 element, tp.function": None,
+    "MLP 64-32-10 batch 32, SGD step, tp.function": None,
+    "MLP 784-256-256-10 batch 128, SGD step, tp.function": 1.0,
+}
+
+
 def test_quick_bench_covers_numpy_and_torch_and_names_raw_pytorch() -> None:
     command = [sys.executable, "-c", RUN_AND_SAY_TORCH, "bench", "--quick", "--json"]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
@@ -91,7 +99,11 @@ def test_quick_bench_covers_numpy_and_torch_and_names_raw_pytorch() -> None:
     }
     # the numpy backend's eager rows also face raw PyTorch, with its time from the torch process of the same run
     numpy_rows = [row for row in data["rows"] if row["backend"] == "numpy"]
-    against_torch = {row["workload"]: row for row in numpy_rows[len(WORKLOADS) :]}
+    crossed = numpy_rows[len(WORKLOADS) :]
+    against_torch = {row["workload"]: row for row in crossed if row["reference"] != "jax.jit"}
+    against_jax = {row["workload"]: row["target"] for row in crossed if row["reference"] == "jax.jit"}
+    # where JAX is installed, the traced rows also face jax.jit from JAX's process of the same run
+    assert against_jax == (JAX_ROWS if importlib.util.find_spec("jax") is not None else {})
     assert {name: (row["reference"], row["target"]) for name, row in against_torch.items()} == {
         "a + b operator, 1 element, no tape": ("torch.Tensor +", 1.0),
         "grad of sum(tanh(x*w+b)), 1 element": ("torch.autograd.grad", 1.0),

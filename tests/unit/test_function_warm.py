@@ -4,6 +4,7 @@ path gives, bit for bit, and leave every other call to the general path."""
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import numpy as np
@@ -93,15 +94,82 @@ def test_the_same_tensor_twice_is_one_argument_as_on_the_general_path() -> None:
     assert dx.tolist() == [2.0, 2.0]  # inside a gradient scope: plain Python, both uses of t
 
 
-def test_a_program_reading_a_variable_takes_the_general_path_and_reads_its_value_now() -> None:
+def test_a_program_reading_a_variable_takes_the_warm_path_and_reads_its_value_now() -> None:
     v = tp.variable([1.0, 2.0], name="warm-v")
-    f = tp.function(lambda x: x * v)
-    x = tp.tensor([1.0, 1.0])
-    f(x)
-    f(x)
-    assert f._warm is None
+    f = warmed(lambda x: x * v, tp.tensor([1.0, 1.0]))
     v.assign(tp.tensor([5.0, 6.0]))
-    assert f(x).tolist() == [5.0, 6.0]
+    assert f(tp.tensor([1.0, 1.0])).tolist() == [5.0, 6.0]
+    assert f._warm is not None
+
+
+def sgd_setup() -> tuple[tp.Function[..., Any], list[tp.Variable]]:
+    """A training step (a relu layer, softmax cross-entropy, Adam) on Variables of its own."""
+    rng = np.random.default_rng(7)
+    w = tp.variable(rng.normal(size=(6, 4)).astype(np.float32), name="warm-w")
+    b = tp.variable(np.zeros(4, np.float32), name="warm-b")
+    optimizer = tp.train.Adam(0.05)  # its moments are Variables the step reads and assigns too
+    labels = tp.one_hot(tp.tensor(np.array([0, 3, 1, 2, 3], np.int32)), 4)
+
+    def step(x: tp.Tensor) -> tp.Tensor:
+        return optimizer.minimize(lambda: tp.losses.softmax_cross_entropy(labels, tp.relu(x @ w + b)), [w, b])
+
+    return tp.function(step), [w, b]
+
+
+def test_a_training_step_on_the_warm_path_gives_the_general_path_s_bits_and_variables() -> None:
+    warm_f, warm_vars = sgd_setup()
+    cold_f, cold_vars = sgd_setup()
+    rng = np.random.default_rng(3)
+    for i in range(5):
+        x = tp.tensor(rng.normal(size=(5, 6)).astype(np.float32))
+        warm_loss = warm_f(x)
+        cold_loss = general(cold_f, x)
+        if i >= 2:
+            assert warm_f._warm is not None
+        np.testing.assert_array_equal(warm_loss.numpy(), cold_loss.numpy())
+        for a, b in zip(warm_vars, cold_vars, strict=True):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert warm_f.trace_count == cold_f.trace_count == 1
+
+
+def test_a_returned_variable_is_the_variable_itself_on_the_warm_path() -> None:
+    v = tp.variable([1.0, 2.0], name="warm-returned")
+
+    def step(x: tp.Tensor) -> tp.Variable:
+        v.assign(v + x)
+        return v
+
+    f = warmed(step, tp.tensor([1.0, 1.0]))
+    assert f(tp.tensor([1.0, 1.0])) is v
+    assert v.tolist() == [4.0, 5.0]
+
+
+def test_a_variable_gone_since_the_trace_takes_the_general_path_which_traces_again() -> None:
+    holder = {"v": tp.variable([1.0, 2.0], name="warm-old")}
+    f = warmed(lambda x: x * holder["v"], tp.tensor([1.0, 1.0]))
+    holder["v"] = tp.variable([3.0, 4.0], name="warm-new")
+    gc.collect()
+    assert f(tp.tensor([1.0, 1.0])).tolist() == [3.0, 4.0]
+    assert f.trace_count == 2
+
+
+def test_a_replay_that_raises_leaves_the_variables_as_they_were() -> None:
+    v = tp.variable([1.0, 2.0], name="warm-fragile")
+
+    def step(x: tp.Tensor) -> tp.Tensor:
+        v.assign(v + 1.0)
+        return tp.run_kernel("Fragile", {"x": x}) + v
+
+    f = warmed(step, tp.tensor([1.0, 1.0]))
+    assert v.tolist() == [3.0, 4.0]
+    with pytest.raises(tp.KernelError) as warm:
+        f(tp.tensor([-1.0, 1.0]))
+    assert v.tolist() == [3.0, 4.0]  # no update of a replay that raised
+    with pytest.raises(tp.KernelError) as cold:
+        general(f, tp.tensor([-1.0, 1.0]))
+    assert v.tolist() == [3.0, 4.0]
+    assert str(warm.value) == str(cold.value)
+    assert f(tp.tensor([1.0, 1.0])).tolist() == [6.0, 7.0]
 
 
 def test_an_override_scope_a_registration_and_an_observer_are_honoured() -> None:

@@ -55,7 +55,7 @@ from tensorplug._tracing._replay import (
 )
 from tensorplug._tracing._signature import aliases, flatten, rebuild, signature, unflatten
 from tensorplug._tracing._tracer import Tracer
-from tensorplug._tracing._warm import MISSED, Warm, pure_program, warm_call, warm_path
+from tensorplug._tracing._warm import Warm, warm_arguments, warm_path, warmable
 
 __all__ = ["Function", "function"]
 
@@ -101,7 +101,7 @@ class _Trace:
     dtypes: tuple[str | None, ...] = ()
     returned: tuple[tuple[int, int], ...] = ()  # (position among the results, variable index): f returned a Variable
     used: int = 0
-    pure: bool = False  # a pure function of its tensor arguments: a call may take the warm path (_tracing._warm)
+    warmable: bool = False  # a call may take the warm path (_tracing._warm)
 
 
 _uses = itertools.count()
@@ -200,9 +200,16 @@ class Function(Generic[P, R]):
             and state.observers is None
             and not everywhere
         ):
-            result = warm_call(warm, args, self._captured, _uses)
-            if result is not MISSED:
-                return result  # type: ignore[no-any-return]
+            arguments = warm_arguments(warm, args, self._captured)
+            if arguments is not None:
+                entry = warm.entry
+                try:
+                    result = self._run(entry, arguments)
+                except _Stale:
+                    pass  # the general path traces again
+                else:
+                    entry.used = next(_uses)
+                    return result  # type: ignore[no-any-return]
         if state.tape is not None or state.tracer is not None:
             # Recorded by an outer gradient scope (so that gradients flow through f), or inside another trace
             # (which records f's kernels as its own): f runs as plain Python.
@@ -218,7 +225,7 @@ class Function(Generic[P, R]):
             return self.python_function(*args, **kwargs)
         try:
             result = self._replay(entry, leaves)
-            if entry.pure and not kwargs and (self._warm is None or self._warm.entry is not entry):
+            if entry.warmable and not kwargs and (self._warm is None or self._warm.entry is not entry):
                 # (the registries' version the key was made with: a registration made since leaves it stale)
                 self._warm = warm_path(entry, backend, args, self._captured, key[1])
             return result  # type: ignore[no-any-return]
@@ -312,9 +319,7 @@ class Function(Generic[P, R]):
             assert replay is not None  # a tp.function program always has one: the plain replay at least
             dtypes = tuple(t.dtype for t in leaves)
             returned = _returned_variables(program, leaves)
-            entry = _Trace(
-                program, None, replay, lowered, structure, dtypes, returned, pure=pure_program(program, returned)
-            )
+            entry = _Trace(program, None, replay, lowered, structure, dtypes, returned, warmable=warmable(program))
             if backend.lazy:  # the optimizers inside f did not persist while tracing: the step boundary is here
                 assigned = [program.variables[i]() for i, _ in program.updates]
                 persist_lazy([*leaves, *(v for v in assigned if v is not None)])
@@ -383,11 +388,19 @@ class Function(Generic[P, R]):
     def _replay(self, entry: _Trace, leaves: list[Tensor]) -> Any:
         program = entry.program
         assert program is not None
-        backend = program.backend
         if program.guards:
             for guard in program.guards:
                 if not guard():
                     raise _Stale
+        return self._run(entry, [t._data for t in leaves])
+
+    @staticmethod
+    def _run(entry: _Trace, arguments: list[Any]) -> Any:
+        """The replay of ``entry``'s trace on the arguments' storages, its guards checked: reads the Variables and
+        host values, assigns the updates, wraps the results (the general path's and the warm path's)."""
+        program = entry.program
+        assert program is not None
+        backend = program.backend
         variables = []
         current = []  # what the variables hold when the call starts: the replay reads them from this list
         for ref in program.variables:
@@ -405,7 +418,6 @@ class Function(Generic[P, R]):
                     ran += 1
                     if h.dtype is not None:
                         host.extend(host_storage(h, values))
-            arguments = [t._data for t in leaves]
             if state.observers is not None or everywhere:
                 outputs, updates = replay_observed(program, arguments, current, host)
             else:

@@ -67,21 +67,30 @@ def _relu_gradient(program: tp.Program, steps: list[tp.Step], inputs: tuple[int,
     x_at, dy_at = inputs.index(x), inputs.index(b if mask_first else a)
     kernel, attrs, backend = mask_step.function, mask_step.attrs, program.backend
 
-    def mask(x_raw: np.ndarray) -> Any:
-        if np.isnan(np.minimum.reduce(x_raw, axis=None)):  # Step keeps NaN: the kernel's own values
-            return kernel({"x": x_raw}, attrs, backend)
-        return np.greater(x_raw, 0)
+    smallest, greater, product = np.minimum.reduce, np.greater, np.multiply
 
-    def call(*raws: np.ndarray) -> Any:
-        m, dy = mask(raws[x_at]), raws[dy_at]
-        return np.multiply(m, dy) if mask_first else np.multiply(dy, m)
+    def mask(x_raw: np.ndarray) -> Any:
+        lowest = smallest(x_raw, None)
+        if lowest != lowest:  # a NaN (NaN propagates through the min): Step keeps it, the kernel's own values
+            return kernel({"x": x_raw}, attrs, backend)
+        return greater(x_raw, 0)
+
+    if mask_first:
+
+        def call(*raws: np.ndarray) -> Any:
+            return product(mask(raws[x_at]), raws[dy_at])
+
+    else:
+
+        def call(*raws: np.ndarray) -> Any:
+            return product(raws[dy_at], mask(raws[x_at]))
 
     def into(out: np.ndarray, *raws: np.ndarray) -> Any:
         m, dy = mask(raws[x_at]), raws[dy_at]
         first, second = (m, dy) if mask_first else (dy, m)
         if not (m.flags.c_contiguous and dy.flags.c_contiguous):
-            return np.multiply(first, second)
-        return np.multiply(first, second, out=out)
+            return product(first, second)
+        return product(first, second, out=out)
 
     large = spec.size >= MIN_FUSED_SIZE
     return tp.StepLowering(call, pure=True, fresh=True, reads_only=True, into=into if large else None)
