@@ -206,3 +206,25 @@ def test_an_upward_import_is_caught() -> None:
     assert [t for t in targets if rank[LAYER_OF[place(t) or "?"]] > rank["runtime"]] == [
         "tensorplug._inspection._debug"
     ]
+
+
+PLUGINS = SRC.parents[1] / "plugins"
+
+
+def test_no_plugin_imports_a_private_module_of_the_core() -> None:
+    """A plugin builds on the public contract only (``tensorplug``, ``tensorplug.testing``...): a private module of
+    the core (any dotted part starting with ``_``) may change without notice."""
+    found = []
+    for path in sorted(PLUGINS.glob("*/src/**/*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            for name in names:
+                parts = name.split(".")
+                if parts[0] == "tensorplug" and any(part.startswith("_") for part in parts[1:]):
+                    found.append(f"{path.relative_to(PLUGINS)}:{node.lineno} imports {name}")
+    assert PLUGINS.is_dir() and len(list(PLUGINS.glob("*/src"))) >= 5
+    assert not found, found

@@ -270,3 +270,11 @@ def test_tensorplug_bench_leaves_out_lazy_backends_unless_named() -> None:
     measured = {row["backend"] for row in data["rows"]}
     assert "numpy" in measured
     assert "dask" not in measured
+
+
+def test_the_install_hint_for_distributed_is_the_one_the_core_gives_for_this_plugin() -> None:
+    from tensorplug_dask._backend import INSTALL_DISTRIBUTED
+
+    from tensorplug._runtime._install import pip_install
+
+    assert pip_install("tensorplug-dask", "distributed") == INSTALL_DISTRIBUTED

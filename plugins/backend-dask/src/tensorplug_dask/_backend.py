@@ -22,7 +22,6 @@ import numpy as np
 from dask.utils import parse_bytes
 
 from tensorplug import Backend, BackendError, KernelError, TensorplugError
-from tensorplug._runtime._install import pip_install
 
 _NAMES = {np.dtype(name): name for name in ("float32", "float64", "int32", "int64", "bool")}
 
@@ -30,6 +29,10 @@ _NAMES = {np.dtype(name): name for name in ("float32", "float64", "int32", "int6
 # them takes considerable time (~1 ms of scheduler time per task: a quarter of an hour per million, for each op on
 # such an array); the remedy they give is bigger chunks.
 MAX_CHUNKS = 1_000_000
+
+INSTALL_DISTRIBUTED = "pip install './plugins/backend-dask[distributed]'"
+"""How to install this plugin with dask.distributed, from the root of a checkout (the distributions are not on a
+package index yet)."""
 
 
 class DaskBackend(Backend):
@@ -86,8 +89,7 @@ class DaskBackend(Backend):
                 from distributed import Client
             except ImportError as exc:
                 raise BackendError(
-                    f"dask backend: client={client!r} needs dask.distributed; "
-                    f"{pip_install('tensorplug-dask', 'distributed')}"
+                    f"dask backend: client={client!r} needs dask.distributed; {INSTALL_DISTRIBUTED}"
                 ) from exc
             client = Client(client)
         if client is not None and not hasattr(client, "persist"):
