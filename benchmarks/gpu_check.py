@@ -6,6 +6,9 @@ Run on a machine with CUDA and the torch backend installed:
     python benchmarks/gpu_check.py --no-tests # timings only
     python benchmarks/gpu_check.py --graphs   # only the CUDA graphs' comparison (add --quick for a smoke run)
 
+On a GPU machine that cannot reach a package index, `.ci/gpu wheels` (where pip can) and `.ci/gpu check` (there)
+install the three distributions from wheels and run all of this, each part under a time limit.
+
 It prints the pytest summary of the torch backend's tests (plugins/backend-torch/tests) run with
 TENSORPLUG_TORCH_DEVICE=cuda
 (so every conformance case and gradient check runs on the GPU), and, where the
