@@ -59,6 +59,7 @@ def test_the_warm_path_gives_the_general_path_s_bits(fn: Any, args: tuple[np.nda
     f(*tensors)  # the trace
     f(*tensors)  # a replay by the general path, which makes the warm path
     assert f._warm is not None
+    assert f._warm.entry.pure  # replayed by the leanest form
     for values in (args, tuple(a * 3 - 1 for a in args)):
         fresh = [tp.tensor(v.astype(v.dtype)) for v in values]
         warm, cold = f(*fresh), general(f, *fresh)
@@ -94,12 +95,38 @@ def test_the_same_tensor_twice_is_one_argument_as_on_the_general_path() -> None:
     assert dx.tolist() == [2.0, 2.0]  # inside a gradient scope: plain Python, both uses of t
 
 
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_a_tensor_repeated_at_any_position_is_a_signature_of_its_own(n: int) -> None:
+    def total(*xs: tp.Tensor) -> tp.Tensor:
+        out = xs[0]
+        for i, x in enumerate(xs[1:], start=2):
+            out = out + x * float(i)
+        return out
+
+    f = tp.function(total, max_traces=16)
+    first_args = [tp.tensor([float(i)]) for i in range(n)]
+    f(*first_args)
+    f(*first_args)
+    assert f._warm is not None
+    for first in range(n):
+        for second in range(first + 1, n):
+            args = [tp.tensor([float(i)]) for i in range(n)]
+            args[second] = args[first]
+            expected = sum(a.item() * (1 if i == 0 else i + 1) for i, a in enumerate(args))
+            f(*first_args)  # (a trace forgets the warm path: a replay of the distinct arguments makes it again)
+            assert f._warm is not None
+            traces = f.trace_count
+            assert f(*args).item() == expected
+            assert f.trace_count == traces + 1, (first, second)  # a signature of its own, never the warm trace
+
+
 def test_a_program_reading_a_variable_takes_the_warm_path_and_reads_its_value_now() -> None:
     v = tp.variable([1.0, 2.0], name="warm-v")
     f = warmed(lambda x: x * v, tp.tensor([1.0, 1.0]))
     v.assign(tp.tensor([5.0, 6.0]))
     assert f(tp.tensor([1.0, 1.0])).tolist() == [5.0, 6.0]
     assert f._warm is not None
+    assert not f._warm.entry.pure  # replayed by the general path's own replay, the lookup skipped
 
 
 def sgd_setup() -> tuple[tp.Function[..., Any], list[tp.Variable]]:

@@ -55,7 +55,7 @@ from tensorplug._tracing._replay import (
 )
 from tensorplug._tracing._signature import aliases, flatten, rebuild, signature, unflatten
 from tensorplug._tracing._tracer import Tracer
-from tensorplug._tracing._warm import Warm, warm_arguments, warm_path, warmable
+from tensorplug._tracing._warm import MISSED, Warm, pure_program, warm_arguments, warm_path, warm_replay, warmable
 
 __all__ = ["Function", "function"]
 
@@ -102,6 +102,7 @@ class _Trace:
     returned: tuple[tuple[int, int], ...] = ()  # (position among the results, variable index): f returned a Variable
     used: int = 0
     warmable: bool = False  # a call may take the warm path (_tracing._warm)
+    pure: bool = False  # a pure function of its tensor arguments: the warm path's leanest replay (_tracing._warm)
 
 
 _uses = itertools.count()
@@ -203,11 +204,14 @@ class Function(Generic[P, R]):
             arguments = warm_arguments(warm, args, self._captured)
             if arguments is not None:
                 entry = warm.entry
-                try:
-                    result = self._run(entry, arguments)
-                except _Stale:
-                    pass  # the general path traces again
+                if entry.pure:
+                    result = warm_replay(entry, warm.backend, arguments)
                 else:
+                    try:
+                        result = self._run(entry, arguments)
+                    except _Stale:
+                        result = MISSED  # the general path traces again
+                if result is not MISSED:
                     entry.used = next(_uses)
                     return result  # type: ignore[no-any-return]
         if state.tape is not None or state.tracer is not None:
@@ -319,7 +323,17 @@ class Function(Generic[P, R]):
             assert replay is not None  # a tp.function program always has one: the plain replay at least
             dtypes = tuple(t.dtype for t in leaves)
             returned = _returned_variables(program, leaves)
-            entry = _Trace(program, None, replay, lowered, structure, dtypes, returned, warmable=warmable(program))
+            entry = _Trace(
+                program,
+                None,
+                replay,
+                lowered,
+                structure,
+                dtypes,
+                returned,
+                warmable=warmable(program),
+                pure=pure_program(program, returned),
+            )
             if backend.lazy:  # the optimizers inside f did not persist while tracing: the step boundary is here
                 assigned = [program.variables[i]() for i, _ in program.updates]
                 persist_lazy([*leaves, *(v for v in assigned if v is not None)])

@@ -5,9 +5,15 @@ override scope, each argument's backend, shape and dtype, which arguments are on
 captures; it then looks the trace up and replays it. For a trace without guards, the key of a call comes down to a
 few facts, which a :class:`Warm` keeps for the signature last replayed. A call that matches them, and has no keyword
 arguments, no gradient scope, trace, override scope or observer on its thread, and distinct tensors none of which
-``f`` captures, replays that trace by the general path's own replay (``Function._run``: Variables, host values,
-updates, errors): only the lookup is skipped. A Variable gone or moved sends the call back to the general path,
-which traces again (tests/unit/test_function_warm.py checks the two paths against each other).
+``f`` captures, replays that trace without the lookup:
+
+- a program that is a pure function of its tensor arguments (no Variable, host value or guard; tensors returned)
+  by :func:`warm_replay`, the replay and the results' wrapping alone; a replay that raises leaves the call to the
+  general path, which raises what it raises;
+- any other by the general path's own replay (``Function._run``: Variables, host values, updates, errors); a
+  Variable gone or moved sends the call back to the general path, which traces again.
+
+tests/unit/test_function_warm.py checks the paths against each other.
 """
 
 from __future__ import annotations
@@ -18,9 +24,13 @@ from typing import Any
 from tensorplug._runtime._backend import Backend
 from tensorplug._runtime._program import Program
 from tensorplug._runtime._state import state
-from tensorplug._runtime._tensor import Tensor
+from tensorplug._runtime._tensor import Tensor, wrap_storage
+from tensorplug._tracing._signature import unflatten
 
-__all__ = ["Warm", "warm_arguments", "warm_path", "warmable"]
+__all__ = ["MISSED", "Warm", "pure_program", "warm_arguments", "warm_path", "warm_replay", "warmable"]
+
+MISSED: Any = object()
+"""What :func:`warm_replay` gives for a call it does not serve."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,6 +48,28 @@ def warmable(program: Program) -> bool:
     """Whether calls of ``program`` may take the warm path (decided once, when it is traced): it has no guard (whose
     checks belong to the general path) and runs on an eager backend."""
     return not (program.guards or program.backend.lazy)
+
+
+def pure_program(program: Program, returned: tuple[tuple[int, int], ...]) -> bool:
+    """Whether ``program`` is a pure function of its tensor arguments, replayed by :func:`warm_replay`: it reads no
+    Variable and no host value, has no guard, returns tensors only (``returned`` lists the Variables it returns),
+    and runs on an eager backend."""
+    return not (
+        program.guards or program.variables or program.host or program.updates or returned or program.backend.lazy
+    )
+
+
+def warm_replay(entry: Any, backend: Backend, arguments: list[Any]) -> Any:
+    """The results of ``entry``'s trace (a :func:`pure_program`) replayed on ``arguments``, or :data:`MISSED` when
+    the replay raised (the general path runs it again, and raises what it raises)."""
+    try:
+        outputs, _ = entry.replay(arguments, (), ())
+    except Exception:
+        return MISSED
+    dtypes = entry.dtypes
+    if entry.structure is None:
+        return wrap_storage(outputs[0], backend, dtypes[0])
+    return unflatten(entry.structure, iter([wrap_storage(r, backend, d) for r, d in zip(outputs, dtypes, strict=True)]))
 
 
 def warm_path(
@@ -65,15 +97,30 @@ def warm_arguments(warm: Warm, args: tuple[Any, ...], captured: frozenset[int]) 
     if n != len(specs):
         return None
     arguments = []
-    for i in range(n):  # (indexing: zip(strict=True) costs more than the checks here)
-        a = args[i]
-        shape, dtype = specs[i]
+    for a, (shape, dtype) in zip(args, specs):  # (the lengths are equal: strict=True would only cost)  # noqa: B905
         if type(a) is not Tensor or a._dtype != dtype:
             return None
         data = a._data
-        if data.shape != shape or (captured and id(data) in captured):
+        if data.shape != shape:
             return None
         arguments.append(data)
-    if n > 1 and len({id(a) for a in args}) != n:
-        return None  # the same tensor twice: one argument of the trace
+    if captured:
+        for data in arguments:
+            if id(data) in captured:
+                return None
+    if n > 1 and _repeats(args, n):
+        return None  # the same tensor twice is one argument of the trace: another signature
     return arguments
+
+
+def _repeats(args: tuple[Any, ...], n: int) -> bool:
+    """Whether one object comes twice among ``args`` (``n`` of them; pairwise up to four, cheaper than a set)."""
+    if n == 2:
+        return args[0] is args[1]
+    if n == 3:
+        a, b, c = args
+        return a is b or a is c or b is c
+    if n == 4:
+        a, b, c, d = args
+        return a is b or a is c or a is d or b is c or b is d or c is d
+    return len(set(map(id, args))) != n
