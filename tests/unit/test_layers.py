@@ -226,5 +226,5 @@ def test_no_plugin_imports_a_private_module_of_the_core() -> None:
                 parts = name.split(".")
                 if parts[0] == "tensorplug" and any(part.startswith("_") for part in parts[1:]):
                     found.append(f"{path.relative_to(PLUGINS)}:{node.lineno} imports {name}")
-    assert PLUGINS.is_dir() and len(list(PLUGINS.glob("*/src"))) >= 5
+    assert len(list(PLUGINS.glob("*/src"))) >= 5  # the walk found the plugins
     assert not found, found
