@@ -122,9 +122,21 @@ def test_attr_keys_tell_apart_what_numpy_computes_differently() -> None:
         {"alpha": (0.0, 1)},
         {"alpha": (-0.0, 1)},
         {"alpha": [0.0, 1]},
+        {"alpha": (1, 2)},
+        {"alpha": (True, 2)},
+        {"alpha": (1.0, 2)},
+        {"alpha": (np.int64(1), 2)},
+        {"alpha": [1, 2]},
+        {"alpha": ()},
+        {"alpha": "1"},
+        {"alpha": None},
+        {"alpha": 0},
+        {"alpha": False},
     ]
     keys = [attrs_key(attrs) for attrs in distinct]
     assert len(set(keys)) == len(distinct)
+    assert attrs_key({"axis": (1, 0), "keep_dims": True}) == attrs_key({"axis": (1, 0), "keep_dims": True})
+    assert attrs_key({"axis": (1, 0)}) != attrs_key({"axes": (1, 0)})  # the attr's name is part of its key
     assert attrs_key({"alpha": float("nan")}) == attrs_key({"alpha": float("nan")})  # a NaN's bits, not its object
     assert attrs_key({"alpha": {"a": 1}}) is None  # not hashable: no program
     assert attrs_key({"alpha": -0.0}) == (("alpha", static_key("f", -0.0, "alpha")),)  # tp.function's key

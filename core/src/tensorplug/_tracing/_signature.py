@@ -61,13 +61,24 @@ def static_key(fname: str, value: Any, where: str) -> Any:
 
 def attrs_key(attrs: dict[str, Any]) -> tuple[Any, ...] | None:
     """A kernel call's attrs as part of a cache key (the gradient programs' signatures), each value keyed as
-    :func:`static_key` keys tp.function's Python arguments; None if a value is not hashable."""
+    :func:`static_key` keys tp.function's Python arguments (bools, ints, strings and tuples of ints by their type
+    and value inline, the commonest attrs; a backward pass keys every record's attrs); None if a value is not
+    hashable."""
     if not attrs:
         return ()
-    try:
-        return tuple([(name, value_key(value)) for name, value in attrs.items()])
-    except TypeError:
-        return None
+    keyed: list[tuple[Any, ...]] = []
+    for name, value in attrs.items():
+        kind = type(value)
+        if kind is bool or kind is int or kind is str:  # most attrs (flags, sizes, names), keyed inline
+            keyed.append((name, kind, value))
+        elif kind is tuple and all(type(item) is int for item in value):  # axes, shapes, strides
+            keyed.append((name, tuple, value))
+        else:
+            try:
+                keyed.append((name, value_key(value)))
+            except TypeError:
+                return None
+    return tuple(keyed)
 
 
 def value_key(value: Any) -> Any:
