@@ -61,16 +61,16 @@ def static_key(fname: str, value: Any, where: str) -> Any:
 
 def attrs_key(attrs: dict[str, Any]) -> tuple[Any, ...] | None:
     """A kernel call's attrs as part of a cache key (the gradient programs' signatures), each value keyed as
-    :func:`static_key` keys tp.function's Python arguments (bools, ints, strings and tuples of ints by their type
-    and value inline, the commonest attrs; a backward pass keys every record's attrs); None if a value is not
-    hashable."""
+    :func:`static_key` keys tp.function's Python arguments (bools, ints and strings inline, as :func:`value_key`
+    keys them; tuples of ints, axes and shapes, by their type and the tuple itself); None if a value is not
+    hashable. A backward pass keys every record's attrs: the commonest ones skip the call."""
     if not attrs:
         return ()
     keyed: list[tuple[Any, ...]] = []
     for name, value in attrs.items():
         kind = type(value)
         if kind is bool or kind is int or kind is str:  # most attrs (flags, sizes, names), keyed inline
-            keyed.append((name, kind, value))
+            keyed.append((name, (kind, value)))  # value_key's key of it
         elif kind is tuple and all(type(item) is int for item in value):  # axes, shapes, strides
             keyed.append((name, tuple, value))
         else:

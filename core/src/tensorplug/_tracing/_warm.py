@@ -54,9 +54,7 @@ def pure_program(program: Program, returned: tuple[tuple[int, int], ...]) -> boo
     """Whether ``program`` is a pure function of its tensor arguments, replayed by :func:`warm_replay`: it reads no
     Variable and no host value, has no guard, returns tensors only (``returned`` lists the Variables it returns),
     and runs on an eager backend."""
-    return not (
-        program.guards or program.variables or program.host or program.updates or returned or program.backend.lazy
-    )
+    return warmable(program) and not (program.variables or program.host or program.updates or returned)
 
 
 def warm_replay(entry: Any, backend: Backend, arguments: list[Any]) -> Any:
