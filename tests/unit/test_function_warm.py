@@ -5,6 +5,7 @@ path gives, bit for bit, and leave every other call to the general path."""
 from __future__ import annotations
 
 import gc
+import threading
 from typing import Any
 
 import numpy as np
@@ -127,6 +128,32 @@ def test_a_program_reading_a_variable_takes_the_warm_path_and_reads_its_value_no
     assert f(tp.tensor([1.0, 1.0])).tolist() == [5.0, 6.0]
     assert f._warm is not None
     assert not f._warm.entry.pure  # replayed by the general path's own replay, the lookup skipped
+
+
+def test_two_threads_replay_a_program_reading_a_variable_on_the_warm_path() -> None:
+    v = tp.variable(np.array([0.5, -2.0, 3.0], np.float32), name="warm-threads")
+    f = warmed(lambda x: tp.relu(x * v) + 1.0, tp.tensor(np.ones(3, np.float32)))
+    inputs = [tp.tensor(np.array([i, -i, 0.5 * i], np.float32)) for i in range(40)]
+    expected = [(tp.relu(x * v) + 1.0).numpy() for x in inputs]
+    results: dict[int, np.ndarray] = {}
+    errors: list[BaseException] = []
+
+    def work(offset: int) -> None:
+        try:
+            for i in range(offset, len(inputs), 2):
+                results[i] = f(inputs[i]).numpy()
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for i, want in enumerate(expected):
+        np.testing.assert_array_equal(results[i], want)
+    assert f.trace_count == 1
 
 
 def sgd_setup() -> tuple[tp.Function[..., Any], list[tp.Variable]]:
