@@ -12,6 +12,14 @@ with the raw NumPy they are compared with:
 2. The small gradient and the two MLP steps: how many kernels tensorplug
    runs, what the target leaves per kernel for everything that is not the
    kernel's own arithmetic, and what tensorplug spends per kernel now.
+3. The big MLP step's time beyond the hand-written one, split: the Python
+   work every step does whatever its sizes (the small step's time beyond
+   its own hand-written one), and the update ``p.assign(p - rate * g)``
+   against the hand-written ``p -= rate * g`` (a second full-size array
+   per weight, where the hand-written update writes in place).
+
+One thread per library, as ``tensorplug bench`` times (unless
+``OMP_NUM_THREADS`` says otherwise).
 
     python benchmarks/floors.py            # ~20 s
     python benchmarks/floors.py --quick    # a smoke run (the tests use it); its figures mean little
@@ -19,19 +27,23 @@ with the raw NumPy they are compared with:
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import timeit
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
+for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")  # one BLAS thread, as tensorplug bench times
 
-import tensorplug as tp
-from tensorplug._runtime._engine import engine
-from tensorplug._runtime._tensor import Tensor
-from tensorplug._tools._bench.references import NumpyMLP, make_problem
-from tensorplug._tools._bench.workloads import TensorplugMLP
+import numpy as np  # noqa: E402  (after the thread settings)
+
+import tensorplug as tp  # noqa: E402
+from tensorplug._runtime._engine import engine  # noqa: E402
+from tensorplug._runtime._tensor import Tensor  # noqa: E402
+from tensorplug._tools._bench.references import NumpyMLP, make_problem  # noqa: E402
+from tensorplug._tools._bench.workloads import BIG_MLP, HAND, SMALL_GRAD, SMALL_MLP, TARGETS, TensorplugMLP  # noqa: E402
 
 REPEATS = 9
 SECONDS = 0.1  # per repeat of each function (three times that for the MLP steps)
@@ -114,6 +126,22 @@ def mlp(sizes: list[int], batch: int) -> tuple[dict[str, float], int]:
     return per_call({"NumPy by hand": hand.step, "tensorplug": tensorplug.step}, scale=3.0), kernels
 
 
+def update(sizes: list[int], batch: int) -> dict[str, float]:
+    """The SGD update of the MLP's weights alone, for gradients computed once: tensorplug's ``p.assign(p - rate *
+    g)`` (the bench's step) against the hand-written ``p -= rate * g``."""
+    problem = make_problem(sizes, batch)
+    hand, tensorplug = NumpyMLP(problem), TensorplugMLP(problem, f"floors-update{len(sizes)}-{batch}")
+    _, grads = tp.variable_grads(tensorplug.loss, tensorplug.params)
+    raw = [grads[p.name].numpy() for p in tensorplug.params]
+    rate = tensorplug.learning_rate
+
+    def assign() -> None:
+        for p in tensorplug.params:
+            p.assign(p - rate * grads[p.name])
+
+    return per_call({"NumPy by hand": lambda: hand.update(raw), "tensorplug": assign}, scale=3.0)
+
+
 def us(seconds: float) -> str:
     return f"{seconds * 1e6:8.2f} µs"
 
@@ -134,9 +162,11 @@ def main(argv: list[str]) -> None:
         f"and the least dispatch {floors['least dispatch under the convention'] / base:.2f}x of np.add.\n"
     )
     print("2. Workloads: what the target leaves per kernel, beside what tensorplug spends per kernel now\n")
-    rows = [("small grad, 1 element", *small_grad(), 5.0)]
-    for sizes, batch, target in (([64, 32, 10], 32, 3.0), ([784, 256, 256, 10], 128, 1.10)):
-        rows.append((f"MLP {'-'.join(map(str, sizes))} batch {batch}", *mlp(sizes, batch), target))
+    rows = [("small grad, 1 element", *small_grad(), TARGETS["numpy", SMALL_GRAD, HAND])]
+    for sizes, batch, workload in (([64, 32, 10], 32, SMALL_MLP), ([784, 256, 256, 10], 128, BIG_MLP)):
+        rows.append(
+            (f"MLP {'-'.join(map(str, sizes))} batch {batch}", *mlp(sizes, batch), TARGETS["numpy", workload, HAND])
+        )
     header = (
         f"   {'workload':<30} {'by hand':>11} {'tensorplug':>11} {'ratio':>6} {'target':>6} {'kernels':>7} "
         f"{'left per kernel':>16} {'spent per kernel':>17}"
@@ -152,8 +182,21 @@ def main(argv: list[str]) -> None:
         )
     print(
         f"\n   For scale: one op (a + b) costs {us(op_cost).strip()} beyond np.add; "
-        f"run_kernel alone {us(floors[RUN_KERNEL] - base).strip()}."
+        f"run_kernel alone {us(floors[RUN_KERNEL] - base).strip()}.\n"
     )
+    small, big = (times for name, times, _, _ in rows[1:])
+    beyond = {name: times["tensorplug"] - times["NumPy by hand"] for name, times in (("small", small), ("big", big))}
+    updates = update([784, 256, 256, 10], 128)
+    second_array = updates["tensorplug"] - updates["NumPy by hand"]
+    allowed = (TARGETS["numpy", BIG_MLP, HAND] - 1) * big["NumPy by hand"]
+    print("3. The big MLP step beyond the hand-written one, split\n")
+    print(f"   {'beyond the hand-written step':<68} {us(beyond['big'])}  (the target allows {us(allowed).strip()})")
+    print(f"   {'of it, the Python work of any step (the small one, beyond its own)':<68} {us(beyond['small'])}")
+    print(
+        f"   {'of it, the update through assign, beyond p -= rate * g':<68} {us(second_array)}  "
+        f"({us(updates['tensorplug']).strip()} against {us(updates['NumPy by hand']).strip()})"
+    )
+    print(f"   {'the rest':<68} {us(beyond['big'] - beyond['small'] - second_array)}")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,11 @@ interleaved in one process:
 
 - the step written by hand in NumPy (the bench's reference);
 - the same step through ``tp.function``;
+- the step written in NumPy with every buffer in place: the same arithmetic,
+  each result written into a buffer allocated once (``out=``), the bias add
+  into the product's output, ReLU in place, its gradient as one masked
+  multiply, the update in place (the least a NumPy program of the step
+  costs that keeps one ufunc per elementwise op);
 - the step's matrix products alone: the same ``np.matmul`` calls on the same
   shapes and memory orders, nothing else (the floor of any NumPy program of the
   step);
@@ -66,13 +71,76 @@ def matmuls_only(problem: MLPProblem) -> Callable[[], Any]:
     return run
 
 
+class InPlaceMLP:
+    """The hand-written step with every result written into a buffer allocated once: the same arithmetic, one
+    ufunc call per elementwise op, no fresh array but the reductions' small ones."""
+
+    def __init__(self, problem: MLPProblem) -> None:
+        self.params = [p.copy() for p in problem.weights]
+        self.x, self.onehot = problem.x, problem.onehot
+        self.layers, batch = len(self.params) // 2, self.x.shape[0]
+        self.rate, self.count = np.float32(problem.learning_rate), np.float32(batch)
+        widths = [self.params[2 * i].shape[1] for i in range(self.layers)]
+        self.outs = [np.empty((batch, width), np.float32) for width in widths]  # pre-activations, then ReLU'd
+        self.upstream = [np.empty((batch, width), np.float32) for width in widths]
+        self.masks = [np.empty((batch, width), bool) for width in widths]
+        self.grads = [np.empty_like(p) for p in self.params]
+        self.shifted, self.probs = np.empty_like(self.outs[-1]), np.empty_like(self.outs[-1])
+
+    def step(self) -> float:
+        params, outs, count = self.params, self.outs, self.count
+        h = self.x
+        for i in range(self.layers):
+            z = outs[i]
+            np.matmul(h, params[2 * i], out=z)
+            np.add(z, params[2 * i + 1], out=z)
+            if i < self.layers - 1:
+                np.maximum(z, 0, out=z)  # the gradient's mask reads it: relu(z) > 0 exactly where z > 0
+            h = z
+        shifted, probs = self.shifted, self.probs
+        np.subtract(h, h.max(axis=1, keepdims=True), out=shifted)
+        np.exp(shifted, out=probs)
+        total = probs.sum(axis=1, keepdims=True)
+        np.subtract(shifted, np.log(total), out=shifted)  # the log-probabilities
+        loss = -np.vdot(shifted, self.onehot) / count
+        dz = self.upstream[-1]
+        np.divide(probs, total, out=dz)
+        np.subtract(dz, self.onehot, out=dz)
+        np.divide(dz, count, out=dz)
+        for i in reversed(range(self.layers)):
+            np.matmul((self.x if i == 0 else outs[i - 1]).T, dz, out=self.grads[2 * i])
+            np.sum(dz, axis=0, out=self.grads[2 * i + 1])
+            if i > 0:
+                below = self.upstream[i - 1]
+                np.matmul(dz, params[2 * i].T, out=below)
+                np.multiply(below, np.greater(outs[i - 1], 0, out=self.masks[i - 1]), out=below)
+                dz = below
+        for p, g in zip(params, self.grads, strict=True):
+            np.multiply(g, self.rate, out=g)
+            np.subtract(p, g, out=p)
+        return float(loss)
+
+
+def check_in_place(problem: MLPProblem) -> None:
+    """The step in place computes the hand-written step: the same loss and weights after a step (to rounding)."""
+    hand, best = NumpyMLP(problem), InPlaceMLP(problem)
+    loss, weights = hand.loss_and_weights()
+    got = best.step()
+    if not np.isclose(got, loss, rtol=1e-5) or not all(
+        np.allclose(a, b, rtol=1e-5, atol=1e-7) for a, b in zip(best.params, weights, strict=True)
+    ):
+        raise SystemExit(f"the step in place gave loss {got}, the hand-written step {loss}: they differ")
+
+
 def step_floors(sizes: list[int], batch: int) -> dict[str, float]:
     problem = make_problem(sizes, batch)
+    check_in_place(problem)
     hand, traced = NumpyMLP(problem), TracedMLP(problem, f"traced-floors{len(sizes)}-{batch}")
     traced.step()  # the trace
     fns: dict[str, Callable[[], Any]] = {
         "NumPy by hand": hand.step,
         "tp.function": traced.step,
+        "NumPy by hand, in place": InPlaceMLP(problem).step,
         "matrix products alone": matmuls_only(problem),
     }
     if jax_available():
@@ -97,8 +165,10 @@ def main(argv: list[str]) -> None:
         ours = times["tp.function"] - times["matrix products alone"]
         print(
             f"   elementwise work: {floors.us(left).strip()} by hand, {floors.us(ours).strip()} through tp.function "
-            f"({ours / left:.2f}x); the products alone are {times['matrix products alone'] / hand:.2f}x of the step\n"
+            f"({ours / left:.2f}x); the products alone are {times['matrix products alone'] / hand:.2f}x of the step"
         )
+        best = times["NumPy by hand, in place"]
+        print(f"   tp.function against the step in place: {times['tp.function'] / best:.2f}x\n")
 
 
 if __name__ == "__main__":

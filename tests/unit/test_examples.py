@@ -49,7 +49,12 @@ def test_budget_quick_runs() -> None:
 def test_floors_quick_runs() -> None:
     result = run_script(ROOT / "benchmarks" / "floors.py", "--quick")
     assert result.returncode == 0, result.stdout + result.stderr
-    for line in ("least dispatch under the convention", "small grad, 1 element", "MLP 784-256-256-10 batch 128"):
+    for line in (
+        "least dispatch under the convention",
+        "small grad, 1 element",
+        "MLP 784-256-256-10 batch 128",
+        "of it, the update through assign, beyond p -= rate * g",
+    ):
         assert line in result.stdout, result.stdout
     # the kernel counts come from tp.profile of the very workloads: the small gradient runs 4 forward kernels,
     # the OnesLike seed and at least the gradients of tanh and of the sum
@@ -63,6 +68,9 @@ def test_traced_floors_quick_runs() -> None:
     for line in ("NumPy's BLAS:", "MLP 784-256-256-10 batch 128, SGD step", "matrix products alone", "tp.function"):
         assert line in result.stdout, result.stdout
     assert result.stdout.count("elementwise work:") == 2, result.stdout
+    # the step in place is timed only once it gave the hand-written step's loss and weights (else the script exits 1)
+    assert result.stdout.count("NumPy by hand, in place") == 2, result.stdout
+    assert result.stdout.count("against the step in place:") == 2, result.stdout
 
 
 # -- examples/dask_regression.py -----------------------------------------------------------------------------------
