@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-import threading
 from typing import Any
 
 import numpy as np
 import pytest
+from in_threads import run_in_threads
 
 import tensorplug as tp
 from tensorplug._autodiff._backward import _Scope
@@ -251,26 +251,15 @@ def test_mlp_trains_with_variable_grads() -> None:
 
 def test_tapes_are_per_thread() -> None:
     results: dict[int, float] = {}
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(4)
 
     def work(i: int) -> None:
-        try:
-            barrier.wait()
-            x = tp.tensor(float(i + 1), dtype="float64")
-            total = 0.0
-            for _ in range(50):
-                total += tp.grad(lambda x: x * x * x)(x).item()
-            results[i] = total
-        except BaseException as exc:
-            errors.append(exc)
+        x = tp.tensor(float(i + 1), dtype="float64")
+        total = 0.0
+        for _ in range(50):
+            total += tp.grad(lambda x: x * x * x)(x).item()
+        results[i] = total
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    run_in_threads(work, 4)
     assert results == {i: 50 * 3.0 * (i + 1) ** 2 for i in range(4)}
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import itertools
 import re
-import threading
 import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
+from in_threads import run_in_threads
 
 import tensorplug as tp
 from tensorplug.testing._conformance import Case
@@ -499,21 +499,12 @@ def test_two_threads_call_one_function() -> None:
     inputs = [f32(5, 8) for _ in range(40)]
     expected = [mlp(x, *params) for x in inputs]
     results: dict[int, tp.Tensor] = {}
-    errors: list[BaseException] = []
 
     def work(offset: int) -> None:
-        try:
-            for i in range(offset, len(inputs), 2):
-                results[i] = f(inputs[i], *params)
-        except BaseException as exc:  # reported below
-            errors.append(exc)
+        for i in range(offset, len(inputs), 2):
+            results[i] = f(inputs[i], *params)
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    run_in_threads(work, 2)
     same([results[i] for i in range(len(inputs))], expected)
     assert f.trace_count <= 2  # each thread may trace the one signature once
 

@@ -5,11 +5,11 @@ path gives, bit for bit, and leave every other call to the general path."""
 from __future__ import annotations
 
 import gc
-import threading
 from typing import Any
 
 import numpy as np
 import pytest
+from in_threads import run_in_threads
 
 import tensorplug as tp
 from tensorplug.kernel_factories import unary
@@ -136,21 +136,12 @@ def test_two_threads_replay_a_program_reading_a_variable_on_the_warm_path() -> N
     inputs = [tp.tensor(np.array([i, -i, 0.5 * i], np.float32)) for i in range(40)]
     expected = [(tp.relu(x * v) + 1.0).numpy() for x in inputs]
     results: dict[int, np.ndarray] = {}
-    errors: list[BaseException] = []
 
     def work(offset: int) -> None:
-        try:
-            for i in range(offset, len(inputs), 2):
-                results[i] = f(inputs[i]).numpy()
-        except BaseException as exc:  # reported below
-            errors.append(exc)
+        for i in range(offset, len(inputs), 2):
+            results[i] = f(inputs[i]).numpy()
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    run_in_threads(work, 2)
     for i, want in enumerate(expected):
         np.testing.assert_array_equal(results[i], want)
     assert f.trace_count == 1
