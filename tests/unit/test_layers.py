@@ -69,9 +69,10 @@ KNOWN_UPWARD: dict[tuple[str, str], str] = {
 }
 
 
-def _module_name(path: Path) -> tuple[str, bool]:
-    """The dotted name of the module at ``path``, and whether it is a package's ``__init__``."""
-    parts = list(path.relative_to(SRC).with_suffix("").parts)
+def _module_name(path: Path, src: Path = SRC) -> tuple[str, bool]:
+    """The dotted name of the module at ``path`` (under the ``src`` folder of its distribution), and whether it is
+    a package's ``__init__``."""
+    parts = list(path.relative_to(src).with_suffix("").parts)
     is_package = parts[-1] == "__init__"
     if is_package:
         parts = parts[:-1]
@@ -216,15 +217,9 @@ def test_no_plugin_imports_a_private_module_of_the_core() -> None:
     the core (any dotted part starting with ``_``) may change without notice."""
     found = []
     for path in sorted(PLUGINS.glob("*/src/**/*.py")):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            names = []
-            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                names = [node.module]
-            elif isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            for name in names:
-                parts = name.split(".")
-                if parts[0] == "tensorplug" and any(part.startswith("_") for part in parts[1:]):
-                    found.append(f"{path.relative_to(PLUGINS)}:{node.lineno} imports {name}")
+        name, is_package = _module_name(path, PLUGINS / path.relative_to(PLUGINS).parts[0] / "src")
+        for module in sorted(imports_of(name, is_package, path.read_text())):
+            if any(part.startswith("_") for part in module.split(".")[1:]):
+                found.append(f"{path.relative_to(PLUGINS)} imports {module}")
     assert len(list(PLUGINS.glob("*/src"))) >= 5  # the walk found the plugins
     assert not found, found
